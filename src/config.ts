@@ -1,0 +1,61 @@
+/**
+ * Process configuration. Every option has an environment variable and a default that works
+ * without configuration; CLI flags override the environment.
+ */
+import type { EngineLimits } from './engine/types';
+
+export interface Config {
+  /** HOST, default 127.0.0.1. */
+  host: string;
+  /** PORT, default 8080. */
+  port: number;
+  /** DATABASE_URL: PostgreSQL; unset means the embedded PGlite. */
+  databaseUrl: string | undefined;
+  /** SVC_DATA_DIR, default ./.svc: where the embedded database lives. */
+  dataDir: string;
+  /** SVC_REPOS_DIR, default ./repos: git repositories served by the local code host. */
+  reposDir: string;
+  /** SVC_BODY_LIMIT bytes, default 1 MiB. */
+  bodyLimit: number;
+  /** SVC_BOOTSTRAP_KEY: becomes the first workspace key when the database has none. */
+  bootstrapKey: string | undefined;
+  /** LOG_LEVEL, default info. */
+  logLevel: string;
+  /** SVC_NO_WORKER=1 or `--no-worker`: serve the API without executing runs in-process. */
+  runWorker: boolean;
+  /** SVC_WORKER_CONCURRENCY, default 4: runs one worker executes at once. */
+  workerConcurrency: number;
+  engine: EngineLimits;
+}
+
+const int = (value: string | undefined, fallback: number, name: string): number => {
+  if (value === undefined || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${name} must be a non-negative number, got "${value}"`);
+  return n;
+};
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return {
+    host: env.HOST || '127.0.0.1',
+    port: int(env.PORT, 8080, 'PORT'),
+    databaseUrl: env.DATABASE_URL || undefined,
+    dataDir: env.SVC_DATA_DIR || './.svc',
+    reposDir: env.SVC_REPOS_DIR || './repos',
+    bodyLimit: int(env.SVC_BODY_LIMIT, 1024 * 1024, 'SVC_BODY_LIMIT'),
+    bootstrapKey: env.SVC_BOOTSTRAP_KEY || undefined,
+    logLevel: env.LOG_LEVEL || 'info',
+    runWorker: !(env.SVC_NO_WORKER === '1' || env.SVC_NO_WORKER === 'true'),
+    workerConcurrency: int(env.SVC_WORKER_CONCURRENCY, 4, 'SVC_WORKER_CONCURRENCY'),
+    engine: {
+      leaseMs: int(env.SVC_LEASE_MS, 30_000, 'SVC_LEASE_MS'),
+      heartbeatMs: int(env.SVC_HEARTBEAT_MS, 10_000, 'SVC_HEARTBEAT_MS'),
+      livenessMs: int(env.SVC_LIVENESS_MS, 5 * 60_000, 'SVC_LIVENESS_MS'),
+      pickupTimeoutMs: int(env.SVC_PICKUP_TIMEOUT_MS, 15 * 60_000, 'SVC_PICKUP_TIMEOUT_MS'),
+      wallClockMs: int(env.SVC_WALL_CLOCK_MS, 30 * 60_000, 'SVC_WALL_CLOCK_MS'),
+      maxReplacements: int(env.SVC_MAX_REPLACEMENTS, 2, 'SVC_MAX_REPLACEMENTS'),
+      pollMs: int(env.SVC_POLL_MS, 1_000, 'SVC_POLL_MS'),
+      shutdownGraceMs: int(env.SVC_SHUTDOWN_GRACE_MS, 10_000, 'SVC_SHUTDOWN_GRACE_MS'),
+    },
+  };
+}

@@ -1,0 +1,19 @@
+/** Id prefixes: every record id says what it is (`prj_…`, `tsk_…`). */
+export const ID_PREFIX = {
+  workspace: 'ws',
+  project: 'prj',
+  task: 'tsk',
+  run: 'run',
+  message: 'msg',
+  key: 'key',
+  finding: 'fnd',
+  event: 'evt',
+  worker: 'wrk',
+  installation: 'ins',
+} as const;
+
+export type IdKind = keyof typeof ID_PREFIX;
+
+export function hasPrefix(id: string, kind: IdKind): boolean {
+  return id.startsWith(`${ID_PREFIX[kind]}_`);
+}

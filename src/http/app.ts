@@ -1,0 +1,122 @@
+/**
+ * The Fastify application: mounts every declared operation with its auth, project resolution,
+ * idempotency and error envelope, plus the routes that are not operations (health, metrics,
+ * discovery, MCP).
+ */
+import { randomBytes } from 'node:crypto';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { ApiError } from '../core/errors';
+import { OPERATIONS } from '../operations';
+import { fastifyPath, isWrite, type Operation, type OperationContext } from '../operations/registry';
+import type { Services } from '../operations/services';
+import { authenticate, resolveProject } from './auth';
+import { mountDiscovery } from './discovery';
+import { sendError } from './errors';
+import { withIdempotency } from './idempotency';
+import { mountOps } from './ops-routes';
+
+export interface AppOptions {
+  /** Log requests (off in tests). */
+  logger?: boolean;
+  operations?: Operation[];
+}
+
+export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
+  const operations = options.operations ?? OPERATIONS;
+  const app = Fastify({
+    loggerInstance: options.logger === false ? undefined : services.logger,
+    bodyLimit: services.config.bodyLimit,
+    genReqId: () => `req_${randomBytes(9).toString('base64url')}`,
+    disableRequestLogging: options.logger === false,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  // Bodies are JSON only: without this, Fastify would accept text/plain bodies as strings.
+  app.removeContentTypeParser('text/plain');
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.setErrorHandler((error, request, reply) => sendError(reply, request, error));
+  app.setNotFoundHandler((request, reply) =>
+    sendError(reply, request, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+  );
+
+  // Discovery registers the OpenAPI generator, which must see the routes as they are added.
+  await mountDiscovery(app, services, operations);
+
+  for (const op of operations) mountOperation(app, services, op);
+  await mountOps(app, services);
+  return app;
+}
+
+function mountOperation(app: FastifyInstance, services: Services, op: Operation) {
+  const status = op.status ?? 200;
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: op.method,
+    url: fastifyPath(op.path),
+    schema: {
+      operationId: op.tool,
+      summary: op.summary,
+      ...(op.description ? { description: op.description } : {}),
+      tags: [op.path.split('/')[3] ?? 'api'],
+      ...(op.params ? { params: op.params } : {}),
+      ...(op.query ? { querystring: op.query } : {}),
+      ...(op.body ? { body: op.body } : {}),
+      response: { [status]: op.response },
+      ...(op.scope === 'public' ? {} : { security: [{ bearer: [] }] }),
+    },
+    handler: async (request, reply) => {
+      const principal =
+        op.scope === 'public'
+          ? { keyId: 'public', kind: 'workspace' as const, workspaceId: '', pinnedProjectId: null }
+          : await authenticate(services.db, request.headers.authorization);
+      const params = (request.params ?? {}) as Record<string, string>;
+      const projectId =
+        op.scope === 'project'
+          ? await resolveProject(services.db, principal, params.project_id ?? header(request.headers['project-id']))
+          : null;
+      let responseStatus: number = status;
+      const extraHeaders: Record<string, string> = {};
+      const ctx: OperationContext = {
+        services,
+        principal,
+        workspaceId: principal.workspaceId,
+        projectId,
+        requestId: request.id,
+        headers: Object.fromEntries(Object.entries(request.headers).map(([k, v]) => [k, header(v)])),
+        setHeader: (name, value) => {
+          extraHeaders[name] = value;
+        },
+        setStatus: (s) => {
+          responseStatus = s;
+        },
+      };
+      const execute = async () => {
+        const body = await op.handler({ params, query: request.query ?? {}, body: request.body }, ctx);
+        return { status: responseStatus, body };
+      };
+      const idempotencyKey = header(request.headers['idempotency-key']);
+      const result =
+        isWrite(op) && idempotencyKey !== undefined && op.scope !== 'public'
+          ? await withIdempotency(
+              services.db,
+              principal,
+              idempotencyKey,
+              { method: op.method, path: request.url.split('?')[0] ?? op.path, body: request.body },
+              execute,
+            )
+          : { ...(await execute()), replayed: false };
+      if (result.replayed) reply.header('idempotent-replayed', 'true');
+      for (const [name, value] of Object.entries(extraHeaders)) reply.header(name, value);
+      // Replays were validated when first sent; send them byte-for-byte as recorded.
+      if (result.replayed) return reply.code(result.status).type('application/json').serializer(JSON.stringify).send(result.body);
+      return reply.code(result.status).send(result.body);
+    },
+  });
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
+}

@@ -1,0 +1,54 @@
+/**
+ * Bearer-key authentication and project resolution. A pinned key sees exactly one project;
+ * any other project id is reported as not found, never as forbidden, so ids do not leak.
+ */
+import { and, eq, isNull } from 'drizzle-orm';
+import { ApiError } from '../core/errors';
+import { keyDigest, keyKindOf, type Principal } from '../core/keys';
+import type { Database } from '../storage/database';
+import { apiKeys, projects } from '../storage/schema';
+
+export async function authenticate(db: Database, authorization: string | undefined): Promise<Principal> {
+  if (!authorization) {
+    throw new ApiError('unauthenticated', 'missing Authorization header; send "Authorization: Bearer <key>"');
+  }
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+  if (!match?.[1]) {
+    throw new ApiError('unauthenticated', 'malformed Authorization header; expected "Bearer <key>"');
+  }
+  const secret = match[1];
+  if (!keyKindOf(secret)) throw new ApiError('unauthenticated', 'invalid API key');
+  const [row] = await db.orm
+    .select()
+    .from(apiKeys)
+    .where(and(eq(apiKeys.digest, keyDigest(secret)), isNull(apiKeys.revokedAt)))
+    .limit(1);
+  if (!row) throw new ApiError('unauthenticated', 'invalid or revoked API key');
+  return { keyId: row.id, kind: row.kind, workspaceId: row.workspaceId, pinnedProjectId: row.projectId };
+}
+
+/**
+ * The project a project-scoped call acts on: the path's project id, else the `Project-ID`
+ * header, else the pinned key's project. It must exist in the key's workspace and be the
+ * pinned project when the key is pinned; otherwise 404.
+ */
+export async function resolveProject(
+  db: Database,
+  principal: Principal,
+  requested: string | undefined,
+): Promise<string> {
+  const projectId = requested || principal.pinnedProjectId;
+  if (!projectId) {
+    throw new ApiError('project_required', 'this operation is project-scoped; send the Project-ID header');
+  }
+  if (principal.pinnedProjectId && principal.pinnedProjectId !== projectId) {
+    throw new ApiError('not_found', `project ${projectId} was not found`);
+  }
+  const [row] = await db.orm
+    .select({ id: projects.id })
+    .from(projects)
+    .where(and(eq(projects.id, projectId), eq(projects.workspaceId, principal.workspaceId)))
+    .limit(1);
+  if (!row) throw new ApiError('not_found', `project ${projectId} was not found`);
+  return row.id;
+}

@@ -1,0 +1,19 @@
+/** The declaration: every /api/v1 operation, in one list, from one file per resource area. */
+import { operations as collections } from './collections';
+import { operations as keys } from './keys';
+import { operations as projects } from './projects';
+import type { Operation } from './registry';
+import { operations as reviewers } from './reviewers';
+import { operations as reviews } from './reviews';
+import { operations as settings } from './settings';
+import { operations as tasks } from './tasks';
+
+export const OPERATIONS: Operation[] = [
+  ...projects,
+  ...settings,
+  ...keys,
+  ...tasks,
+  ...reviews,
+  ...reviewers,
+  ...collections,
+];

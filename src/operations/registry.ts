@@ -1,0 +1,102 @@
+/**
+ * The operation declaration: every API operation is declared exactly once, here-typed, and
+ * from that one list come the Fastify routes, the OpenAPI document, the tool catalog and the
+ * MCP tools. Nothing else may add an `/api/v1` operation.
+ */
+import { z } from 'zod';
+import type { Principal } from '../core/keys';
+import type { Services } from './services';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/**
+ * - public: no key (health-like discovery).
+ * - workspace: any valid key; not tied to a project (projects create, keys).
+ * - project: needs a project: a pinned key's project, or `Project-ID` with a workspace key.
+ */
+export type Scope = 'public' | 'workspace' | 'project';
+
+export interface OperationContext {
+  services: Services;
+  principal: Principal;
+  workspaceId: string;
+  /** The resolved project for project-scoped operations; null otherwise. */
+  projectId: string | null;
+  requestId: string;
+  /** Request headers the handlers care about (lower-case names). */
+  headers: Record<string, string | undefined>;
+  /** Lets a handler set a response header (ETag). */
+  setHeader(name: string, value: string): void;
+  /** Lets a handler choose a different success status than the declared one (e.g. 200 on an existing record). */
+  setStatus(status: number): void;
+}
+
+type AnyObject = z.ZodObject<z.ZodRawShape>;
+
+export interface OperationSpec<
+  P extends AnyObject | undefined,
+  Q extends AnyObject | undefined,
+  B extends z.ZodType | undefined,
+  R extends z.ZodType,
+> {
+  /** The spec's tool name, e.g. `tasks_get`; also the OpenAPI operationId. */
+  tool: string;
+  method: HttpMethod;
+  /** OpenAPI-style path with `{param}` placeholders, starting with /api/v1. */
+  path: string;
+  summary: string;
+  description?: string;
+  scope: Scope;
+  params?: P;
+  query?: Q;
+  body?: B;
+  response: R;
+  /** Success status; default 200 (201 for creates is set by the declaration). */
+  status?: 200 | 201 | 202 | 204;
+  /** True when the behaviour belongs to a later issue: the handler answers 501 `not_implemented`. */
+  notImplemented?: boolean;
+  handler: (
+    input: {
+      params: P extends AnyObject ? z.infer<P> : Record<string, never>;
+      query: Q extends AnyObject ? z.infer<Q> : Record<string, never>;
+      body: B extends z.ZodType ? z.infer<B> : undefined;
+    },
+    ctx: OperationContext,
+  ) => Promise<z.infer<R>>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: the registry holds operations of every shape
+export type Operation = OperationSpec<any, any, any, any>;
+
+export function defineOperation<
+  P extends AnyObject | undefined = undefined,
+  Q extends AnyObject | undefined = undefined,
+  B extends z.ZodType | undefined = undefined,
+  R extends z.ZodType = z.ZodType,
+>(spec: OperationSpec<P, Q, B, R>): Operation {
+  return spec as Operation;
+}
+
+/** Write methods accept `Idempotency-Key`. */
+export const isWrite = (op: Operation) => op.method !== 'GET';
+
+/** Fastify's path syntax (`:id`) for an OpenAPI-style path (`{id}`). */
+export const fastifyPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
+
+/**
+ * The tool's single input object: path params, query and body fields side by side (the body
+ * fields flattened), plus `project_id` on project-scoped operations for workspace keys.
+ */
+export function toolInputSchema(op: Operation): AnyObject {
+  const shape: z.ZodRawShape = {};
+  if (op.scope === 'project') {
+    shape.project_id = z
+      .string()
+      .optional()
+      .describe('Project id (the Project-ID header); needed with a workspace key.');
+  }
+  Object.assign(shape, op.params?.shape ?? {}, op.query?.shape ?? {});
+  if (op.body instanceof z.ZodObject) Object.assign(shape, op.body.shape);
+  else if (op.body) shape.body = op.body;
+  return z.object(shape);
+}

@@ -1,0 +1,30 @@
+/** Applies drizzle/ migrations. Safe to run from many processes at once on PostgreSQL. */
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import type { Database } from './database';
+
+export const MIGRATIONS_DIR = fileURLToPath(new URL('../../drizzle', import.meta.url));
+
+// Any fixed number: every svc process takes the same advisory lock while migrating, so two
+// workers starting together do not both try to create the same tables.
+const MIGRATION_LOCK = 0x57c0001;
+
+export async function migrate(db: Database): Promise<void> {
+  const config = { migrationsFolder: MIGRATIONS_DIR };
+  if (db.kind === 'pglite') {
+    // biome-ignore lint/suspicious/noExplicitAny: drizzle's migrators want their driver's own type
+    await migratePglite(db.orm as any, config);
+    return;
+  }
+  await db.withSession(async (session) => {
+    await session.execute(sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    try {
+      // biome-ignore lint/suspicious/noExplicitAny: as above
+      await migrateNodePg(session as any, config);
+    } finally {
+      await session.execute(sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+    }
+  });
+}

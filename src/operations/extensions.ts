@@ -1,0 +1,18 @@
+/**
+ * Documented extensions: operations the declaration carries that the spec's Endpoints section
+ * does not list (the key-management area, settings, project reads). The contract test proves
+ * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
+ * has no tool name; it is `projects_create` here, and so it is listed as an extension.
+ */
+export const EXTENSION_TOOLS: readonly string[] = [
+  'keys_create',
+  'keys_list',
+  'keys_delete',
+  'projects_create',
+  'projects_get',
+  'projects_list',
+  'projects_settings_get',
+  'projects_settings_update',
+  'workspace_settings_get',
+  'workspace_settings_update',
+];

@@ -1,0 +1,273 @@
+/**
+ * Reviews: a review is a task (its id is the task id) over one pull request or commit range,
+ * run by a lineup of reviewers. Declared here per the spec's "Reviews" endpoints; the behaviour
+ * belongs to a later issue, so every handler answers 501 `not_implemented` by name.
+ */
+import { z } from 'zod';
+import { notImplemented } from '../core/errors';
+import { RUN_STATUSES } from '../core/runs';
+import { defineOperation, type Operation } from './registry';
+import { idParam, listOf, listQuery, taskAck, timestamp } from './schemas/common';
+
+const pending = (tool: string) => async (): Promise<never> => {
+  throw notImplemented(tool);
+};
+
+const commitId = z
+  .string()
+  .regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id (7-64 hex characters)')
+  .describe('Commit id (hex).');
+
+const reviewerId = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[a-z0-9][a-z0-9._-]*$/, 'lower-case letters, digits, ".", "_" and "-"')
+  .describe('Reviewer id.');
+
+/**
+ * The string forms: `<reviewer_id>` (governed pin), `<reviewer_id>@<provider>/<model>` (pins the
+ * model for this run) and `svc:<reviewer_id>:auto` (explicit spelling of the governed pin).
+ */
+export const reviewerString = z
+  .string()
+  .regex(
+    /^(?:svc:[a-z0-9][a-z0-9._-]*:auto|[a-z0-9][a-z0-9._-]*(?:@[A-Za-z0-9._-]+\/[A-Za-z0-9._:/-]+)?)$/,
+    'one of "<reviewer_id>", "<reviewer_id>@<provider>/<model>", "svc:<reviewer_id>:auto"',
+  )
+  .max(300)
+  .describe('"<reviewer_id>", "<reviewer_id>@<provider>/<model>" or "svc:<reviewer_id>:auto".');
+
+/** The object form: a reviewer with a model and, optionally, a pinned immutable skill revision. */
+export const reviewerObject = z.strictObject({
+  reviewer_id: reviewerId,
+  model: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+\/[A-Za-z0-9._:/-]+$/, '"<provider>/<model>"')
+    .max(200)
+    .optional()
+    .describe('"<provider>/<model>"; omitted: the governed model pin.'),
+  skill_revision_id: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('Immutable skill revision to run (from POST /skill-imports).'),
+});
+
+export const reviewerItem = z.union([reviewerString, reviewerObject]);
+
+const delivery = z
+  .enum(['none', 'codehost'])
+  .describe('`none`: the result is only read; `codehost`: posts the result on the pull request.');
+
+export const reviewCreateBody = z
+  .strictObject({
+    pr: z
+      .int()
+      .min(1)
+      .optional()
+      .describe('Pull request number; required unless `base` and `head` are given.'),
+    base: commitId.optional().describe('Base commit id of a commit range (with `head`).'),
+    head: commitId.optional().describe('Head commit id of a commit range (with `base`).'),
+    reviewers: z
+      .array(reviewerItem)
+      .min(1)
+      .max(50)
+      .optional()
+      .describe('The lineup; omitted: the planner chooses it from the diff.'),
+    delivery: delivery.default('none'),
+  })
+  .superRefine((body, ctx) => {
+    if ((body.base === undefined) !== (body.head === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: '`base` and `head` go together',
+        path: [body.base ? 'head' : 'base'],
+      });
+    }
+    if (body.pr === undefined && (body.base === undefined || body.head === undefined)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: '`pr` is required unless `base` and `head` are given',
+        path: ['pr'],
+      });
+    }
+  });
+
+/** The latest run's receipt as inlined on a task read (the tasks area owns the full status block). */
+export const runReceipt = z.looseObject({
+  id: z.string().describe('Run id.'),
+  status: z.enum(RUN_STATUSES),
+  result: z.unknown().optional(),
+  usage: z.record(z.string(), z.unknown()).nullable().optional(),
+  cost_usd: z.number().nullable().describe('Null when unknown, never 0 for unknown.'),
+  error: z
+    .looseObject({ code: z.string(), message: z.string() })
+    .nullable()
+    .describe('The named failure when the run failed.'),
+  gaps: z.array(z.looseObject({ code: z.string(), message: z.string() })),
+  created_at: timestamp,
+  started_at: timestamp.nullable().optional(),
+  finished_at: timestamp.nullable().optional(),
+});
+
+export const finding = z.looseObject({
+  object: z.literal('finding'),
+  id: z.string(),
+  severity: z.enum(['P0', 'P1', 'P2']),
+  path: z.string(),
+  line: z.int().nullable(),
+  task_id: z.string().describe('The review task that produced the finding.'),
+});
+
+const configuredReviewer = z.object({
+  key: z.string().describe('Key of this entry in the configuration (the `reviewer_key` path parameter).'),
+  reviewer_id: z.string(),
+  model: z.string().nullable().describe('"<provider>/<model>"; null: the governed pin.'),
+  skill_revision_id: z.string().nullable(),
+});
+
+export const review = z.object({
+  object: z.literal('review'),
+  id: z.string().describe('Review id; a review is a task, so GET /tasks/{id} works too.'),
+  pr: z.int().nullable(),
+  base: z.string().nullable(),
+  head: z.string().nullable(),
+  delivery,
+  reviewers: z.array(configuredReviewer).nullable().describe('Null: the planner chooses the lineup.'),
+  revision: z.int().describe('Configuration revision; sent quoted in `If-Match` on edits (also the ETag).'),
+  run: runReceipt.nullable(),
+  findings: z
+    .array(finding)
+    .nullable()
+    .describe('Null until the run is done; [] for a done review that found nothing.'),
+  findings_truncated: z.boolean().describe('True when there are more findings than the page holds.'),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const reviewParams = idParam('review_id', 'Review id (a task id).');
+const reviewerParams = z.strictObject({
+  review_id: z.string().min(1).max(200).describe('Review id (a task id).'),
+  reviewer_key: z.string().min(1).max(200).describe('Key of the reviewer entry in the configuration.'),
+});
+
+export const reviewUpdateBody = z
+  .strictObject({
+    reviewers: z
+      .array(reviewerItem)
+      .min(1)
+      .max(50)
+      .nullable()
+      .optional()
+      .describe('Null: back to planner choice.'),
+    delivery: delivery.optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'send at least one field to change' });
+
+export const reviewerUpdateBody = z
+  .strictObject({
+    model: reviewerObject.shape.model.unwrap().nullable().optional(),
+    skill_revision_id: z.string().min(1).max(200).nullable().optional(),
+  })
+  .refine((b) => Object.keys(b).length > 0, { message: 'send at least one field to change' });
+
+export const operations: Operation[] = [
+  defineOperation({
+    tool: 'reviews_create',
+    method: 'POST',
+    path: '/api/v1/reviews',
+    summary: 'Create a review and start its run immediately.',
+    description:
+      'Body per the review creation request: `pr` (or `base`+`head`), optional `reviewers` (strings or objects) and `delivery`. Answers the task acknowledgement to poll.',
+    scope: 'project',
+    body: reviewCreateBody,
+    response: taskAck,
+    status: 202,
+    notImplemented: true,
+    handler: pending('reviews_create'),
+  }),
+  defineOperation({
+    tool: 'reviews_get',
+    method: 'GET',
+    path: '/api/v1/reviews/{review_id}',
+    summary: 'Read a review with its latest run receipt; findings are inlined once done.',
+    scope: 'project',
+    params: reviewParams,
+    response: review,
+    notImplemented: true,
+    handler: pending('reviews_get'),
+  }),
+  defineOperation({
+    tool: 'reviews_list',
+    method: 'GET',
+    path: '/api/v1/reviews',
+    summary: "List the project's API-created reviews, newest first.",
+    scope: 'project',
+    query: listQuery,
+    response: listOf(review),
+    notImplemented: true,
+    handler: pending('reviews_list'),
+  }),
+  defineOperation({
+    tool: 'reviews_run',
+    method: 'POST',
+    path: '/api/v1/reviews/{review_id}/runs',
+    summary: "Re-run the review against the pull request's current head.",
+    scope: 'project',
+    params: reviewParams,
+    response: taskAck,
+    status: 202,
+    notImplemented: true,
+    handler: pending('reviews_run'),
+  }),
+  defineOperation({
+    tool: 'reviews_update',
+    method: 'PATCH',
+    path: '/api/v1/reviews/{review_id}',
+    summary: 'Change the review configuration for the next run; requires If-Match with the current revision.',
+    scope: 'project',
+    params: reviewParams,
+    body: reviewUpdateBody,
+    response: review,
+    notImplemented: true,
+    handler: pending('reviews_update'),
+  }),
+  defineOperation({
+    tool: 'reviews_add_reviewer',
+    method: 'POST',
+    path: '/api/v1/reviews/{review_id}/reviewers',
+    summary: 'Add a reviewer to the review configuration; requires If-Match.',
+    scope: 'project',
+    params: reviewParams,
+    body: reviewerObject,
+    response: review,
+    status: 201,
+    notImplemented: true,
+    handler: pending('reviews_add_reviewer'),
+  }),
+  defineOperation({
+    tool: 'reviews_update_reviewer',
+    method: 'PATCH',
+    path: '/api/v1/reviews/{review_id}/reviewers/{reviewer_key}',
+    summary: 'Update a reviewer in the review configuration; requires If-Match.',
+    scope: 'project',
+    params: reviewerParams,
+    body: reviewerUpdateBody,
+    response: review,
+    notImplemented: true,
+    handler: pending('reviews_update_reviewer'),
+  }),
+  defineOperation({
+    tool: 'reviews_delete_reviewer',
+    method: 'DELETE',
+    path: '/api/v1/reviews/{review_id}/reviewers/{reviewer_key}',
+    summary: 'Remove a reviewer from the review configuration; requires If-Match.',
+    scope: 'project',
+    params: reviewerParams,
+    response: review,
+    notImplemented: true,
+    handler: pending('reviews_delete_reviewer'),
+  }),
+];

@@ -1,0 +1,76 @@
+/**
+ * Discovery, generated from the same declaration as the routes: the OpenAPI 3.1 document
+ * (`GET /api/v1/openapi.json`, `info.x-contract-hash`), the tool catalog (`GET /api/v1/tools`)
+ * and the MCP endpoint (`/api/v1/mcp`). None of the two documents needs a key.
+ */
+import fastifySwagger from '@fastify/swagger';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { mountMcp } from '../mcp/http';
+import { contractHash, toolDescription } from '../operations/contract';
+import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
+import type { Services } from '../operations/services';
+
+export interface ToolDescriptor {
+  name: string;
+  description: string;
+  method: HttpMethod;
+  path: string;
+  input_schema: unknown;
+}
+
+export interface ToolCatalog {
+  tools: ToolDescriptor[];
+  contract_hash: string;
+}
+
+export function toolCatalog(operations: readonly Operation[]): ToolCatalog {
+  return {
+    tools: operations.map((op) => ({
+      name: op.tool,
+      description: toolDescription(op),
+      method: op.method,
+      path: op.path,
+      input_schema: z.toJSONSchema(toolInputSchema(op), { io: 'input', unrepresentable: 'any' }),
+    })),
+    contract_hash: contractHash(operations),
+  };
+}
+
+export async function mountDiscovery(app: FastifyInstance, services: Services, operations: Operation[]) {
+  const catalog = toolCatalog(operations);
+  const info = {
+    title: 'svc code review service API',
+    version: '1',
+    description:
+      'Self-hostable code review service. Every operation is also a model tool (see GET /api/v1/tools and the MCP endpoint at /api/v1/mcp).',
+    'x-contract-hash': catalog.contract_hash,
+  };
+  await app.register(fastifySwagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info,
+      servers: [],
+      components: {
+        securitySchemes: {
+          bearer: {
+            type: 'http',
+            scheme: 'bearer',
+            description: 'API key (`svc_ws_…`, `svc_prj_…`) or personal access token (`svc_pat_…`).',
+          },
+        },
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+
+  app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type('application/json').send(app.swagger());
+  });
+  app.get('/api/v1/tools', { schema: { hide: true } }, async (_request, reply) => {
+    return reply.type('application/json').send(catalog);
+  });
+
+  await mountMcp(app, services, operations);
+}

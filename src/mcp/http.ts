@@ -1,0 +1,84 @@
+/**
+ * MCP over streamable HTTP at `/api/v1/mcp`, stateless: every POST gets a fresh server and
+ * transport. The bearer key of the MCP request authenticates it (401 envelope without one)
+ * and is the key each tool call is executed with: the call is `inject()`ed in-process into
+ * the same Fastify app, so it meets the same auth, project resolution, idempotency, validation
+ * and error envelope as a REST call. GET (server-initiated stream) and DELETE (session end)
+ * have nothing to do without sessions and answer 405.
+ */
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../core/errors';
+import { authenticate } from '../http/auth';
+import type { Operation } from '../operations/registry';
+import type { Services } from '../operations/services';
+import { createMcpServer, type ToolCaller } from './server';
+
+export const MCP_PATH = '/api/v1/mcp';
+
+/** Executes a tool's HTTP request inside `app`, as the holder of `authorization`. */
+export function injectCaller(app: FastifyInstance, authorization: string): ToolCaller {
+  return async (request) => {
+    const response = await app.inject({
+      method: request.method,
+      url: request.url,
+      headers: { ...request.headers, authorization },
+      ...(request.body === undefined ? {} : { payload: JSON.stringify(request.body) }),
+    });
+    return { status: response.statusCode, body: parseBody(response.body) };
+  };
+}
+
+export function parseBody(text: string): unknown {
+  if (text === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+export async function mountMcp(app: FastifyInstance, services: Services, operations: readonly Operation[]) {
+  app.route({
+    method: ['POST', 'GET', 'DELETE'],
+    url: MCP_PATH,
+    schema: { hide: true },
+    handler: async (request, reply) => {
+      const authorization = request.headers.authorization;
+      await authenticate(services.db, authorization);
+      if (request.method !== 'POST') {
+        reply.header('allow', 'POST');
+        throw new ApiError(
+          'method_not_allowed',
+          'the MCP endpoint is stateless: send JSON-RPC messages with POST; there are no sessions to stream or end',
+        );
+      }
+      const server = createMcpServer(operations, injectCaller(app, authorization as string));
+      const transport = new StreamableHTTPServerTransport({
+        sessionIdGenerator: undefined,
+        enableJsonResponse: true,
+      });
+      reply.hijack();
+      reply.raw.on('close', () => {
+        void transport.close();
+        void server.close();
+      });
+      try {
+        await server.connect(transport);
+        await transport.handleRequest(request.raw, reply.raw, request.body);
+      } catch (error) {
+        request.log.error({ err: error }, 'MCP request failed');
+        if (!reply.raw.headersSent) {
+          reply.raw.writeHead(500, { 'content-type': 'application/json' });
+          reply.raw.end(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              error: { code: -32603, message: 'internal error' },
+              id: null,
+            }),
+          );
+        }
+      }
+    },
+  });
+}

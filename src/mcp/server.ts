@@ -1,0 +1,174 @@
+/**
+ * The MCP server: one tool per declared operation, under its tool name, with the operation's
+ * tool input schema. A tool call is not executed here: it becomes the HTTP request the
+ * operation declares (path params into the path, `project_id` into `Project-ID`, the query
+ * fields into the query string, the rest as the JSON body) and goes through the same HTTP
+ * pipeline as any client (auth, project resolution, idempotency, validation, error envelope).
+ * The transport decides how that request travels: in-process `inject()` or `fetch`.
+ */
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { CallToolRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { toolDescription } from '../operations/contract';
+import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
+
+export interface ToolHttpRequest {
+  method: HttpMethod;
+  /** Path and query string, e.g. `/api/v1/tasks/tsk_1/status?run_id=run_2`. */
+  url: string;
+  /** Lower-case header names (no Authorization: the transport adds the caller's key). */
+  headers: Record<string, string>;
+  /** JSON body, when the request has one. */
+  body?: unknown;
+}
+
+export interface ToolHttpResponse {
+  status: number;
+  /** Parsed JSON body; undefined for an empty body. */
+  body: unknown;
+}
+
+/** Sends one request through the HTTP pipeline on behalf of the MCP caller. */
+export type ToolCaller = (request: ToolHttpRequest) => Promise<ToolHttpResponse>;
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function appendQuery(search: URLSearchParams, name: string, value: unknown) {
+  if (value === undefined || value === null) return;
+  if (Array.isArray(value)) {
+    for (const item of value) appendQuery(search, name, item);
+    return;
+  }
+  search.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
+}
+
+/**
+ * The HTTP request a tool call stands for. Arguments the operation has no place for are
+ * reported as a local `validation_failed` result rather than silently dropped.
+ */
+export function toolRequest(
+  op: Operation,
+  args: Record<string, unknown>,
+): { request: ToolHttpRequest } | { error: ToolHttpResponse } {
+  const rest: Record<string, unknown> = { ...args };
+  const headers: Record<string, string> = {};
+  const missing: string[] = [];
+  const path = op.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
+    const value = rest[name];
+    delete rest[name];
+    if (value === undefined || value === null || value === '') {
+      missing.push(name);
+      return '_';
+    }
+    return encodeURIComponent(String(value));
+  });
+  if (missing.length > 0) {
+    return { error: localValidationError(op, `missing required argument(s): ${missing.join(', ')}`) };
+  }
+  if (op.scope === 'project' && 'project_id' in rest) {
+    const projectId = rest.project_id;
+    delete rest.project_id;
+    if (projectId !== undefined && projectId !== null) headers['project-id'] = String(projectId);
+  }
+
+  const queryNames = new Set(Object.keys(op.query?.shape ?? {}));
+  const search = new URLSearchParams();
+  let body: unknown;
+  if (op.method === 'GET') {
+    // Everything left is query: unknown names reach the strict query schema and are rejected there.
+    for (const [name, value] of Object.entries(rest)) appendQuery(search, name, value);
+  } else {
+    const bodyFields: Record<string, unknown> = {};
+    for (const [name, value] of Object.entries(rest)) {
+      if (queryNames.has(name)) appendQuery(search, name, value);
+      else bodyFields[name] = value;
+    }
+    if (op.body instanceof z.ZodObject) body = bodyFields;
+    else if (op.body) body = bodyFields.body;
+    else if (Object.keys(bodyFields).length > 0) {
+      return {
+        error: localValidationError(op, `unknown argument(s): ${Object.keys(bodyFields).join(', ')}`),
+      };
+    }
+  }
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const query = search.toString();
+  return {
+    request: {
+      method: op.method,
+      url: query ? `${path}?${query}` : path,
+      headers,
+      ...(body === undefined ? {} : { body }),
+    },
+  };
+}
+
+function localValidationError(op: Operation, message: string): ToolHttpResponse {
+  return {
+    status: 400,
+    body: { error: { code: 'validation_failed', message: `${op.tool}: ${message}`, request_id: null } },
+  };
+}
+
+/** The tool result for an HTTP response: the JSON as text (+ structuredContent); non-2xx is an error. */
+export function toolResult(response: ToolHttpResponse): CallToolResult {
+  const ok = response.status >= 200 && response.status < 300;
+  const text = response.body === undefined ? '' : JSON.stringify(response.body, null, 2);
+  return {
+    content: [{ type: 'text', text: text || `HTTP ${response.status}` }],
+    ...(isRecord(response.body) ? { structuredContent: response.body } : {}),
+    ...(ok ? {} : { isError: true }),
+  };
+}
+
+export async function callTool(op: Operation, args: unknown, caller: ToolCaller): Promise<CallToolResult> {
+  const built = toolRequest(op, isRecord(args) ? args : {});
+  if ('error' in built) return toolResult(built.error);
+  return toolResult(await caller(built.request));
+}
+
+export const MCP_SERVER_INFO = { name: 'svc', version: '0.1.0' } as const;
+
+/**
+ * An MCP server with one tool per operation. Tool calls are forwarded with their raw
+ * arguments: validation is the HTTP pipeline's, so an invalid call answers the same
+ * `validation_failed` envelope a REST client gets (the SDK's own pre-validation, which would
+ * answer in another shape, is replaced).
+ */
+export function createMcpServer(operations: readonly Operation[], caller: ToolCaller): McpServer {
+  const server = new McpServer(MCP_SERVER_INFO, {
+    instructions:
+      'Tools of the svc code review service. Each tool is one HTTP operation of /api/v1; results are the JSON responses. Project-scoped tools take `project_id` when the key is not pinned to a project.',
+  });
+  const byName = new Map<string, Operation>();
+  for (const op of operations) {
+    byName.set(op.tool, op);
+    server.registerTool(
+      op.tool,
+      {
+        description: toolDescription(op),
+        inputSchema: toolInputSchema(op),
+        annotations: {
+          title: op.summary,
+          readOnlyHint: op.method === 'GET',
+          destructiveHint: op.method === 'DELETE',
+          idempotentHint: op.method === 'GET' || op.method === 'DELETE',
+          openWorldHint: false,
+        },
+      },
+      (args: unknown) => callTool(op, args, caller),
+    );
+  }
+  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+    const op = byName.get(request.params.name);
+    if (!op) {
+      return {
+        content: [{ type: 'text', text: `unknown tool ${request.params.name}` }],
+        isError: true,
+      };
+    }
+    return callTool(op, request.params.arguments ?? {}, caller);
+  });
+  return server;
+}

@@ -1,0 +1,288 @@
+/**
+ * The run engine's front door: creates tasks and runs, reads them, cancels them, and projects
+ * them for the API. Execution happens in workers (worker.ts); dead runs are ended by the
+ * sweeper (sweeper.ts). Everything goes through the `runs` table, so any process with the
+ * database can call these methods.
+ */
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { notFound } from '../core/errors';
+import type { TaskKind } from '../core/runs';
+import type { Database } from '../storage/database';
+import { newId } from '../storage/ids';
+import { runMessages, runs, tasks } from '../storage/schema';
+import { diagnosticHandler } from './diagnostic';
+import { commitTerminal, insertPausedRun, RUNS_CHANNEL } from './frames';
+import { runReceipt, statusBlock, taskRecord } from './projection';
+import type { CreateTaskInput, EngineLimits, RunRow, TaskHandler, TaskHandlers, TaskRow } from './types';
+
+export type MessageRow = typeof runMessages.$inferSelect;
+
+export interface StartRunOptions {
+  /** Input for this run; default the task's input. */
+  input?: Record<string, unknown>;
+  /** Lift an auto-pause (`task_auto_paused_repeat_failure`) and run again. */
+  resume?: boolean;
+}
+
+export interface PagePosition {
+  createdAt: Date;
+  id: string;
+}
+
+export class Engine {
+  private readonly handlers = new Map<string, TaskHandler>();
+
+  constructor(
+    readonly db: Database,
+    readonly limits: EngineLimits,
+    handlers: TaskHandlers,
+    readonly logger: Logger,
+  ) {
+    // Built in so tests and benchmarks always have a real kind to drive the engine with.
+    this.handlers.set('diagnostic', diagnosticHandler);
+    for (const [kind, handler] of Object.entries(handlers)) if (handler) this.handlers.set(kind, handler);
+  }
+
+  /** Adds (or replaces) the executor of a task kind; workers claim only kinds they can run. */
+  registerHandler(kind: TaskKind, handler: TaskHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  handler(kind: string): TaskHandler | undefined {
+    return this.handlers.get(kind);
+  }
+
+  kinds(): string[] {
+    return [...this.handlers.keys()];
+  }
+
+  /** Wakes every listening worker. A lost NOTIFY only costs one poll interval. */
+  async notifyRuns(payload = 'run'): Promise<void> {
+    try {
+      await this.db.notify(RUNS_CHANNEL, payload);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'NOTIFY failed; workers will find the run by polling');
+    }
+  }
+
+  /** A task and its first pending run, in one transaction. */
+  async createTask(input: CreateTaskInput): Promise<{ task: TaskRow; run: RunRow }> {
+    const created = await this.db.orm.transaction(async (tx) => {
+      const [task] = await tx
+        .insert(tasks)
+        .values({
+          id: newId('task'),
+          workspaceId: input.workspaceId,
+          projectId: input.projectId,
+          kind: input.kind,
+          title: input.title,
+          input: input.input,
+        })
+        .returning();
+      if (!task) throw new Error('task insert returned no row');
+      const [run] = await tx
+        .insert(runs)
+        .values({
+          id: newId('run'),
+          taskId: task.id,
+          workspaceId: task.workspaceId,
+          projectId: task.projectId,
+          kind: task.kind,
+          status: 'pending',
+          taskRevision: task.revision,
+          input: task.input,
+        })
+        .returning();
+      if (!run) throw new Error('run insert returned no row');
+      return { task, run };
+    });
+    await this.notifyRuns();
+    return created;
+  }
+
+  /**
+   * A new run of an existing task. A task auto-paused after repeated failures gets a run that
+   * is failed at once with `task_auto_paused_repeat_failure`, unless `resume` lifts the pause.
+   */
+  async startRun(taskId: string, opts: StartRunOptions = {}): Promise<RunRow> {
+    const run = await this.db.orm.transaction(async (tx) => {
+      const [task] = await tx.select().from(tasks).where(eq(tasks.id, taskId)).limit(1).for('update');
+      if (!task) throw notFound('task', taskId);
+      const base = {
+        taskId: task.id,
+        workspaceId: task.workspaceId,
+        projectId: task.projectId,
+        kind: task.kind,
+        taskRevision: task.revision,
+        input: opts.input ?? task.input,
+      };
+      if (task.pausedReason === 'task_auto_paused_repeat_failure' && !opts.resume) {
+        return insertPausedRun(
+          tx,
+          base,
+          { retryOf: null, retryCount: 0 },
+          'The task is paused after repeated failures; no run starts until it is resumed.',
+        );
+      }
+      if (task.pausedReason) {
+        await tx
+          .update(tasks)
+          .set({ pausedReason: null, updatedAt: sql`now()` })
+          .where(eq(tasks.id, task.id));
+      }
+      const [inserted] = await tx
+        .insert(runs)
+        .values({ id: newId('run'), ...base, status: 'pending' })
+        .returning();
+      if (!inserted) throw new Error('run insert returned no row');
+      return inserted;
+    });
+    if (run.status === 'pending') await this.notifyRuns();
+    return run;
+  }
+
+  /** The task, when it belongs to this workspace and project; otherwise `not_found`. */
+  async getTask(workspaceId: string, projectId: string | null, taskId: string): Promise<TaskRow> {
+    const [task] = await this.db.orm
+      .select()
+      .from(tasks)
+      .where(
+        and(
+          eq(tasks.id, taskId),
+          eq(tasks.workspaceId, workspaceId),
+          projectId === null ? isNull(tasks.projectId) : eq(tasks.projectId, projectId),
+        ),
+      )
+      .limit(1);
+    if (!task) throw notFound('task', taskId);
+    return task;
+  }
+
+  async latestRun(taskId: string): Promise<RunRow | null> {
+    const [run] = await this.db.orm
+      .select()
+      .from(runs)
+      .where(eq(runs.taskId, taskId))
+      .orderBy(desc(runs.createdAt), desc(runs.id))
+      .limit(1);
+    return run ?? null;
+  }
+
+  /** One run; with `taskId`, only if it belongs to that task. */
+  async getRun(runId: string, taskId?: string): Promise<RunRow | null> {
+    const [run] = await this.db.orm
+      .select()
+      .from(runs)
+      .where(taskId ? and(eq(runs.id, runId), eq(runs.taskId, taskId)) : eq(runs.id, runId))
+      .limit(1);
+    return run ?? null;
+  }
+
+  /** The task's runs, newest first; `after` is the last row of the previous page. */
+  async listRuns(
+    taskId: string,
+    opts: { limit: number; after?: PagePosition | null },
+  ): Promise<{ data: RunRow[]; hasMore: boolean }> {
+    const after = opts.after;
+    const rows = await this.db.orm
+      .select()
+      .from(runs)
+      .where(
+        and(
+          eq(runs.taskId, taskId),
+          after
+            ? or(
+                lt(runs.createdAt, after.createdAt),
+                and(eq(runs.createdAt, after.createdAt), lt(runs.id, after.id)),
+              )
+            : undefined,
+        ),
+      )
+      .orderBy(desc(runs.createdAt), desc(runs.id))
+      .limit(opts.limit + 1);
+    return { data: rows.slice(0, opts.limit), hasMore: rows.length > opts.limit };
+  }
+
+  /**
+   * Cancels the task's active runs. Pending runs end at once; running runs are marked canceled
+   * in the database (terminal frame included) and their worker aborts the handler when the
+   * NOTIFY or its next heartbeat tells it. Returns the latest run afterwards.
+   */
+  async cancel(taskId: string, reason = 'canceled by request'): Promise<RunRow | null> {
+    const canceled = await this.db.orm.transaction(async (tx) => {
+      const active = await tx
+        .select({ id: runs.id })
+        .from(runs)
+        .where(and(eq(runs.taskId, taskId), inArray(runs.status, ['pending', 'running'])))
+        .for('update');
+      const ended: string[] = [];
+      for (const { id } of active) {
+        const row = await commitTerminal(
+          tx,
+          id,
+          { status: 'canceled', reason },
+          { from: ['pending', 'running'] },
+        );
+        if (row) ended.push(id);
+      }
+      return ended;
+    });
+    for (const id of canceled) await this.notifyRuns(`cancel:${id}`);
+    return this.latestRun(taskId);
+  }
+
+  /** The task's transcript in order; optionally one run's, paged by sequence number. */
+  async messages(
+    taskId: string,
+    opts: { runId?: string | undefined; limit: number; afterSeq?: number | null },
+  ): Promise<{ data: MessageRow[]; hasMore: boolean }> {
+    const rows = await this.db.orm
+      .select()
+      .from(runMessages)
+      .where(
+        and(
+          eq(runMessages.taskId, taskId),
+          opts.runId ? eq(runMessages.runId, opts.runId) : undefined,
+          opts.afterSeq != null ? gt(runMessages.seq, opts.afterSeq) : undefined,
+        ),
+      )
+      .orderBy(asc(runMessages.seq))
+      .limit(opts.limit + 1);
+    return { data: rows.slice(0, opts.limit), hasMore: rows.length > opts.limit };
+  }
+
+  /** Pending runs that a worker would claim before this one. */
+  async queueAhead(run: RunRow): Promise<number | null> {
+    if (run.status !== 'pending') return null;
+    const [row] = await this.db.orm
+      .select({ n: sql<string | number>`count(*)` })
+      .from(runs)
+      .where(
+        and(
+          eq(runs.status, 'pending'),
+          or(
+            lt(runs.availableAt, run.availableAt),
+            and(eq(runs.availableAt, run.availableAt), lt(runs.createdAt, run.createdAt)),
+          ),
+        ),
+      );
+    return Number(row?.n ?? 0);
+  }
+
+  receipt(run: RunRow) {
+    return runReceipt(run);
+  }
+
+  taskRecord(task: TaskRow, run: RunRow | null) {
+    return taskRecord(task, run);
+  }
+
+  async statusBlock(task: TaskRow, run: RunRow, opts: { includeCost?: boolean } = {}) {
+    return statusBlock(run, task, {
+      includeCost: opts.includeCost ?? false,
+      queueAhead: await this.queueAhead(run),
+      engineLimits: this.limits,
+    });
+  }
+}

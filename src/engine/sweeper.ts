@@ -1,0 +1,141 @@
+/**
+ * The sweeper ends runs nobody will end otherwise: running runs whose lease expired (the worker
+ * crashed or was killed) and pending runs no worker picked up in time. Every worker runs one;
+ * each run is handled under `FOR UPDATE SKIP LOCKED` in its own transaction, so two sweepers
+ * never handle the same run and a replacement is started exactly once.
+ */
+import { and, asc, eq, lt, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import type { Database } from '../storage/database';
+import { runs } from '../storage/schema';
+import { commitTerminal, millis, RUNS_CHANNEL, replaceOrPause } from './frames';
+import type { EngineLimits } from './types';
+
+export interface SweepResult {
+  died: number;
+  replaced: number;
+  paused: number;
+  pickupTimeouts: number;
+}
+
+/** Upper bound of runs one sweep pass handles per kind, so a pass stays short. */
+const BATCH = 100;
+
+export class Sweeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    private readonly db: Database,
+    private readonly limits: EngineLimits,
+    private readonly logger: Logger,
+  ) {}
+
+  /** How often to sweep: often enough that a dead lease is noticed within about half a lease. */
+  get intervalMs(): number {
+    return Math.max(100, Math.min(this.limits.leaseMs / 2, 5_000, this.limits.pickupTimeoutMs / 2));
+  }
+
+  start(): void {
+    if (this.timer) return;
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private async tick(): Promise<void> {
+    if (this.running) return;
+    this.running = true;
+    try {
+      await this.sweepOnce();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'sweep failed; the next one retries');
+    } finally {
+      this.running = false;
+    }
+  }
+
+  async sweepOnce(): Promise<SweepResult> {
+    const result: SweepResult = { died: 0, replaced: 0, paused: 0, pickupTimeouts: 0 };
+    for (let i = 0; i < BATCH; i++) {
+      const handled = await this.sweepExpiredLease();
+      if (!handled) break;
+      result.died++;
+      if (handled === 'replaced') result.replaced++;
+      else result.paused++;
+    }
+    for (let i = 0; i < BATCH; i++) {
+      if (!(await this.sweepPickupTimeout())) break;
+      result.pickupTimeouts++;
+    }
+    if (result.replaced > 0) await this.db.notify(RUNS_CHANNEL, 'run');
+    if (result.died + result.pickupTimeouts > 0) this.logger.info(result, 'sweep ended runs');
+    return result;
+  }
+
+  /** One running run whose lease expired: failed `run_invocation_died`, then replaced or paused. */
+  private async sweepExpiredLease(): Promise<'replaced' | 'paused' | null> {
+    return this.db.orm.transaction(async (tx) => {
+      const [dead] = await tx
+        .select()
+        .from(runs)
+        .where(and(eq(runs.status, 'running'), lt(runs.leaseExpiresAt, sql`now()`)))
+        .orderBy(asc(runs.leaseExpiresAt))
+        .limit(1)
+        .for('update', { skipLocked: true });
+      if (!dead) return null;
+      const ended = await commitTerminal(
+        tx,
+        dead.id,
+        {
+          status: 'failed',
+          error: {
+            code: 'run_invocation_died',
+            message: `worker ${dead.leaseOwner ?? '(unknown)'} stopped renewing its lease (last heartbeat ${dead.heartbeatAt?.toISOString() ?? 'never'}); a replacement run was started`,
+            details: { worker_id: dead.leaseOwner },
+          },
+        },
+        { from: ['running'] },
+      );
+      if (!ended) return null;
+      const { replacement } = await replaceOrPause(tx, ended, this.limits, true);
+      return replacement ? 'replaced' : 'paused';
+    });
+  }
+
+  /** One pending run older than the pickup timeout: failed `queue_pickup_timeout`. */
+  private async sweepPickupTimeout(): Promise<boolean> {
+    return this.db.orm.transaction(async (tx) => {
+      const [stale] = await tx
+        .select({ id: runs.id, queuedAt: runs.queuedAt })
+        .from(runs)
+        .where(
+          and(
+            eq(runs.status, 'pending'),
+            lt(runs.queuedAt, sql`now() - ${millis(this.limits.pickupTimeoutMs)}`),
+          ),
+        )
+        .orderBy(asc(runs.queuedAt))
+        .limit(1)
+        .for('update', { skipLocked: true });
+      if (!stale) return false;
+      const ended = await commitTerminal(
+        tx,
+        stale.id,
+        {
+          status: 'failed',
+          error: {
+            code: 'queue_pickup_timeout',
+            message: `no worker picked the run up within ${this.limits.pickupTimeoutMs} ms of being queued`,
+            details: { pickup_timeout_ms: this.limits.pickupTimeoutMs },
+          },
+        },
+        { from: ['pending'] },
+      );
+      return ended !== null;
+    });
+  }
+}

@@ -1,0 +1,368 @@
+/**
+ * A worker: claims pending runs from the `runs` table, holds a lease on each by heartbeat,
+ * executes the task kind's handler and commits the terminal frame. Any number of workers on any
+ * number of machines share one database; the claim statement and the lease guard on every
+ * write are what keep a run executed by one worker at a time.
+ */
+import { hostname } from 'node:os';
+import { and, eq, inArray, sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { RunFailure } from '../core/failures';
+import { newId } from '../storage/ids';
+import { runs, tasks, workers } from '../storage/schema';
+import { checkBrakes } from './brakes';
+import type { Engine } from './engine';
+import { type AbortCause, RunExecution } from './execution';
+import { commitTerminal, millis, RUNS_CHANNEL, replaceOrPause, type TerminalFrame } from './frames';
+import { Sweeper } from './sweeper';
+import type { RunRow, TaskHandler, TaskRow } from './types';
+
+export interface WorkerOptions {
+  /** Runs executed at once; default 4. */
+  concurrency?: number;
+  /** Worker id (`wrk_…`); generated when absent. */
+  id?: string;
+  /** Run the sweeper in this worker too (default true): every worker sweeps, SKIP LOCKED keeps them apart. */
+  sweeper?: boolean;
+}
+
+interface Active {
+  exec: RunExecution;
+  done: Promise<void>;
+}
+
+type Outcome = { ok: Record<string, unknown> } | { error: unknown } | { aborted: AbortCause };
+
+export class Worker {
+  readonly id: string;
+  private readonly concurrency: number;
+  private readonly active = new Map<string, Active>();
+  private readonly logger: Logger;
+  private readonly sweeper: Sweeper | null;
+  private draining = false;
+  private started = false;
+  private filling = false;
+  private refill = false;
+  private pollTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private unlisten: (() => Promise<void>) | null = null;
+
+  constructor(
+    private readonly engine: Engine,
+    options: WorkerOptions = {},
+  ) {
+    this.id = options.id ?? newId('worker');
+    this.concurrency = Math.max(1, options.concurrency ?? 4);
+    this.logger = engine.logger.child({ worker: this.id });
+    this.sweeper = options.sweeper === false ? null : new Sweeper(engine.db, engine.limits, this.logger);
+  }
+
+  private get db() {
+    return this.engine.db;
+  }
+
+  private get limits() {
+    return this.engine.limits;
+  }
+
+  /** Runs currently held by this worker. */
+  get activeRunIds(): string[] {
+    return [...this.active.keys()];
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    await this.db.orm.insert(workers).values({ id: this.id, hostname: hostname(), pid: process.pid });
+    this.unlisten = await this.db.listen(RUNS_CHANNEL, (payload) => this.onNotify(payload));
+    // NOTIFY can be lost (dropped listener connection); the poll makes sure nothing waits forever.
+    this.pollTimer = setInterval(() => void this.fill(), this.limits.pollMs);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.limits.heartbeatMs);
+    this.sweeper?.start();
+    this.logger.info({ concurrency: this.concurrency, db: this.db.label }, 'worker started');
+    void this.fill();
+  }
+
+  private onNotify(payload: string): void {
+    if (payload.startsWith('cancel:')) {
+      const runId = payload.slice('cancel:'.length);
+      this.active.get(runId)?.exec.abort({ kind: 'lost', reason: 'the run was canceled' });
+      return;
+    }
+    void this.fill();
+  }
+
+  /** Claims runs until the worker is full or the queue is empty. Re-entrant calls coalesce. */
+  private async fill(): Promise<void> {
+    if (this.filling) {
+      this.refill = true;
+      return;
+    }
+    this.filling = true;
+    try {
+      do {
+        this.refill = false;
+        while (!this.draining && this.started && this.active.size < this.concurrency) {
+          const run = await this.claim();
+          if (!run) break;
+          this.launch(run);
+        }
+      } while (this.refill && !this.draining);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'claiming runs failed; the poll retries');
+    } finally {
+      this.filling = false;
+    }
+  }
+
+  /**
+   * The claim: one statement picks the oldest available pending run nobody else has locked and
+   * makes it ours. The outer `status = 'pending'` is re-checked after the row lock, so a run
+   * canceled in between is never claimed.
+   */
+  async claim(): Promise<RunRow | null> {
+    const kinds = this.engine.kinds();
+    if (kinds.length === 0) return null;
+    const l = this.limits;
+    const [row] = await this.db.orm
+      .update(runs)
+      .set({
+        status: 'running',
+        leaseOwner: this.id,
+        leaseExpiresAt: sql`now() + ${millis(l.leaseMs)}`,
+        heartbeatAt: sql`now()`,
+        progressAt: sql`now()`,
+        dequeuedAt: sql`now()`,
+        phase: 'dequeued',
+        updatedAt: sql`now()`,
+        limits: {
+          lease_ms: l.leaseMs,
+          heartbeat_ms: l.heartbeatMs,
+          liveness_ms: l.livenessMs,
+          pickup_timeout_ms: l.pickupTimeoutMs,
+          wall_clock_ms: l.wallClockMs,
+          max_replacements: l.maxReplacements,
+        },
+      })
+      .where(
+        and(
+          eq(runs.status, 'pending'),
+          sql`${runs.id} = (
+            SELECT id FROM runs
+            WHERE status = 'pending' AND available_at <= now()
+              AND kind IN (${sql.join(
+                kinds.map((k) => sql`${k}`),
+                sql`, `,
+              )})
+            ORDER BY available_at, created_at
+            LIMIT 1
+            FOR UPDATE SKIP LOCKED)`,
+        ),
+      )
+      .returning();
+    return row ?? null;
+  }
+
+  private launch(run: RunRow): void {
+    const exec = new RunExecution(run, this.db, this.id, this.limits);
+    const entry: Active = { exec, done: Promise.resolve() };
+    this.active.set(run.id, entry);
+    entry.done = this.execute(exec)
+      .catch((error) => this.logger.error({ err: error, run: run.id }, 'run execution crashed'))
+      .finally(() => {
+        exec.stopTimers();
+        this.active.delete(run.id);
+        if (!this.draining) void this.fill();
+      });
+  }
+
+  private async execute(exec: RunExecution): Promise<void> {
+    const run = exec.run;
+    const log = this.logger.child({ run: run.id, task: run.taskId, kind: run.kind });
+    const [task] = await this.db.orm.select().from(tasks).where(eq(tasks.id, run.taskId)).limit(1);
+    if (!task) {
+      await this.finish(
+        exec,
+        { error: new Error(`task ${run.taskId} of run ${run.id} does not exist`) },
+        log,
+      );
+      return;
+    }
+    try {
+      await checkBrakes(this.db, run);
+    } catch (error) {
+      await this.finish(exec, { error }, log);
+      return;
+    }
+    const handler = this.engine.handler(run.kind);
+    if (!handler) {
+      await this.finish(
+        exec,
+        { error: new Error(`no handler for task kind ${run.kind} on worker ${this.id}`) },
+        log,
+      );
+      return;
+    }
+    const [started] = await this.db.orm
+      .update(runs)
+      .set({ startedAt: sql`now()`, progressAt: sql`now()`, phase: 'started', updatedAt: sql`now()` })
+      .where(and(eq(runs.id, run.id), eq(runs.status, 'running'), eq(runs.leaseOwner, this.id)))
+      .returning();
+    // Canceled (or swept) between the claim and the start: it is already terminal.
+    if (!started) return;
+    exec.run = started;
+    exec.startTimers();
+    const outcome = await this.runHandler(handler, exec, task);
+    await this.finish(exec, outcome, log);
+  }
+
+  /** Runs the handler until it settles or the run is aborted, whichever comes first. */
+  private async runHandler(handler: TaskHandler, exec: RunExecution, task: TaskRow): Promise<Outcome> {
+    const signal = exec.controller.signal;
+    const aborted = new Promise<Outcome>((resolve) => {
+      const onAbort = () => resolve({ aborted: exec.cause ?? { kind: 'lost', reason: 'aborted' } });
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    });
+    const handled = Promise.resolve()
+      .then(() => handler(exec.context(task)))
+      .then(
+        (ok): Outcome => ({ ok }),
+        (error): Outcome => ({ error }),
+      );
+    return Promise.race([handled, aborted]);
+  }
+
+  private frameFor(outcome: Outcome): { frame: TerminalFrame; evicted: boolean } | null {
+    if ('ok' in outcome) return { frame: { status: 'completed', result: outcome.ok }, evicted: false };
+    if ('aborted' in outcome) {
+      const cause = outcome.aborted;
+      if (cause.kind === 'lost') return null;
+      if (cause.kind === 'evict') {
+        return {
+          frame: {
+            status: 'failed',
+            error: {
+              code: 'run_evicted_by_deploy',
+              message: `worker ${this.id} shut down before the run finished; a replacement run was started`,
+            },
+          },
+          evicted: true,
+        };
+      }
+      return { frame: failedFrame(cause.failure), evicted: false };
+    }
+    return { frame: failedFrame(outcome.error), evicted: false };
+  }
+
+  /** Commits the terminal frame (and, for an eviction, the replacement) in one transaction. */
+  private async finish(exec: RunExecution, outcome: Outcome, log: Logger): Promise<void> {
+    const decided = this.frameFor(outcome);
+    exec.done = true;
+    exec.stopTimers();
+    if (!decided) {
+      log.info(
+        { reason: 'aborted' in outcome ? outcome.aborted : null },
+        'run no longer held; nothing to commit',
+      );
+      return;
+    }
+    const frame: TerminalFrame = { ...exec.accumulated(), ...decided.frame };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const replacement = await this.db.orm.transaction(async (tx) => {
+          const ended = await commitTerminal(tx, exec.run.id, frame, {
+            from: ['running'],
+            leaseOwner: this.id,
+          });
+          if (!ended || !decided.evicted) return null;
+          return (await replaceOrPause(tx, ended, this.limits, false)).replacement;
+        });
+        if (replacement) await this.engine.notifyRuns();
+        log.info({ status: frame.status, code: frame.error?.code }, 'run finished');
+        return;
+      } catch (error) {
+        // The database is away: keep trying briefly; if it stays away the lease expires and the
+        // sweeper ends the run `run_invocation_died`, which is still a named end.
+        if (attempt >= 3) {
+          log.error({ err: error }, 'could not commit the terminal frame; the sweeper will end the run');
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 200 * attempt));
+      }
+    }
+  }
+
+  /** Renews the leases of every held run; a run that is no longer ours is aborted at once. */
+  private async heartbeat(): Promise<void> {
+    try {
+      await this.db.orm.update(workers).set({ heartbeatAt: sql`now()` }).where(eq(workers.id, this.id));
+      const ids = this.activeRunIds;
+      if (ids.length === 0) return;
+      const renewed = await this.db.orm
+        .update(runs)
+        .set({ leaseExpiresAt: sql`now() + ${millis(this.limits.leaseMs)}`, heartbeatAt: sql`now()` })
+        .where(and(inArray(runs.id, ids), eq(runs.status, 'running'), eq(runs.leaseOwner, this.id)))
+        .returning({ id: runs.id });
+      const held = new Set(renewed.map((r) => r.id));
+      for (const id of ids) {
+        if (!held.has(id))
+          this.active.get(id)?.exec.abort({ kind: 'lost', reason: 'canceled or lease lost' });
+      }
+    } catch (error) {
+      this.logger.warn({ err: error }, 'heartbeat failed');
+    }
+  }
+
+  /**
+   * Stops claiming, lets held runs finish for up to `graceMs`, then hands the rest back: each
+   * ends `run_evicted_by_deploy` with exactly one replacement run. Resolves when every held run
+   * is terminal (or, if the database is unreachable, left to the sweeper).
+   */
+  async drain(graceMs: number): Promise<{ finished: number; evicted: number }> {
+    this.draining = true;
+    clearInterval(this.pollTimer);
+    this.sweeper?.stop();
+    await this.db.orm
+      .update(workers)
+      .set({ draining: true })
+      .where(eq(workers.id, this.id))
+      .catch(() => {});
+    const held = [...this.active.values()];
+    const all = Promise.all(held.map((a) => a.done));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([all, new Promise((r) => (timer = setTimeout(r, graceMs)))]);
+    clearTimeout(timer);
+    const remaining = [...this.active.values()];
+    for (const a of remaining) a.exec.abort({ kind: 'evict' });
+    await Promise.all(remaining.map((a) => a.done));
+    await this.stop();
+    const evicted = remaining.length;
+    this.logger.info({ finished: held.length - evicted, evicted }, 'worker drained');
+    return { finished: held.length - evicted, evicted };
+  }
+
+  /** Releases timers and the listener; held runs are not touched (use drain for that). */
+  async stop(): Promise<void> {
+    this.draining = true;
+    this.started = false;
+    clearInterval(this.pollTimer);
+    clearInterval(this.heartbeatTimer);
+    this.sweeper?.stop();
+    await this.unlisten?.().catch(() => {});
+    this.unlisten = null;
+    await this.db.orm
+      .update(workers)
+      .set({ stoppedAt: sql`now()` })
+      .where(eq(workers.id, this.id))
+      .catch(() => {});
+  }
+}
+
+function failedFrame(error: unknown): TerminalFrame {
+  if (error instanceof RunFailure) {
+    return { status: 'failed', error: { code: error.code, message: error.message, details: error.details } };
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return { status: 'failed', error: { code: 'unknown', message } };
+}

@@ -4,7 +4,7 @@
  * discovery, MCP).
  */
 import { randomBytes } from 'node:crypto';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ApiError } from '../core/errors';
 import { OPERATIONS } from '../operations';
@@ -24,12 +24,12 @@ export interface AppOptions {
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const operations = options.operations ?? OPERATIONS;
-  const app = Fastify({
-    loggerInstance: options.logger === false ? undefined : services.logger,
+  // Typed as the plain instance: routes opt into the zod type provider one by one.
+  const app: FastifyInstance = Fastify({
+    loggerInstance: options.logger === false ? undefined : (services.logger as FastifyBaseLogger),
     bodyLimit: services.config.bodyLimit,
     genReqId: () => `req_${randomBytes(9).toString('base64url')}`,
-    disableRequestLogging: options.logger === false,
-  }).withTypeProvider<ZodTypeProvider>();
+  }) as unknown as FastifyInstance;
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Bodies are JSON only: without this, Fastify would accept text/plain bodies as strings.
@@ -111,7 +111,9 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       for (const [name, value] of Object.entries(extraHeaders)) reply.header(name, value);
       // Replays were validated when first sent; send them byte-for-byte as recorded.
-      if (result.replayed) return reply.code(result.status).type('application/json').serializer(JSON.stringify).send(result.body);
+      if (result.replayed) {
+        return reply.code(result.status).type('application/json').serializer(JSON.stringify).send(result.body);
+      }
       return reply.code(result.status).send(result.body);
     },
   });

@@ -88,7 +88,7 @@ export const fastifyPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
  * fields flattened), plus `project_id` on project-scoped operations for workspace keys.
  */
 export function toolInputSchema(op: Operation): AnyObject {
-  const shape: z.ZodRawShape = {};
+  const shape: Record<string, z.ZodType> = {};
   if (op.scope === 'project') {
     shape.project_id = z
       .string()

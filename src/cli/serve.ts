@@ -1,0 +1,40 @@
+/**
+ * `svc serve`: the HTTP API on the configured host and port, with an in-process worker unless
+ * `--no-worker`. SIGTERM/SIGINT stop accepting requests, let held runs finish within the grace
+ * period and hand the rest back as replacement runs.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config';
+import { Worker } from '../engine/worker';
+import { buildApp } from '../http/app';
+import { createServices } from '../main';
+
+export async function serveCommand(config: Config, logger: Logger): Promise<void> {
+  const { services, bootstrap } = await createServices(config, { logger });
+  if (bootstrap?.minted) {
+    process.stderr.write(`svc: first start — your workspace key (shown once, store it now):\n${bootstrap.secret}\n`);
+  } else if (bootstrap) {
+    logger.info('SVC_BOOTSTRAP_KEY registered as the first workspace key');
+  }
+  const app = await buildApp(services);
+  const worker = config.runWorker ? new Worker(services.engine, { concurrency: config.workerConcurrency }) : null;
+  await app.listen({ host: config.host, port: config.port });
+  await worker?.start();
+  logger.info(
+    { url: `http://${config.host}:${config.port}`, database: services.db.label, worker: worker?.id ?? 'none' },
+    'svc serving',
+  );
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await app.close();
+    await worker?.drain(config.engine.shutdownGraceMs);
+    await services.db.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}

@@ -1,0 +1,48 @@
+/** Routes for operators, not API clients: liveness and Prometheus metrics. */
+import type { FastifyInstance } from 'fastify';
+import { sql } from 'drizzle-orm';
+import client from 'prom-client';
+import type { Services } from '../operations/services';
+
+export async function mountOps(app: FastifyInstance, services: Services) {
+  const registry = new client.Registry();
+  client.collectDefaultMetrics({ register: registry, prefix: 'svc_' });
+  const requests = new client.Counter({
+    name: 'svc_http_requests_total',
+    help: 'HTTP requests answered, by route and status class.',
+    labelNames: ['route', 'status'] as const,
+    registers: [registry],
+  });
+  const runsGauge = new client.Gauge({
+    name: 'svc_runs',
+    help: 'Runs by status (read from the database at scrape time).',
+    labelNames: ['status'] as const,
+    registers: [registry],
+    async collect() {
+      const rows = await services.db.rows<{ status: string; n: number }>(
+        sql`SELECT status, count(*)::int AS n FROM runs GROUP BY status`,
+      );
+      this.reset();
+      for (const row of rows) this.set({ status: row.status }, Number(row.n));
+    },
+  });
+  void runsGauge;
+
+  app.addHook('onResponse', async (request, reply) => {
+    requests.inc({ route: request.routeOptions.url ?? 'unmatched', status: `${Math.floor(reply.statusCode / 100)}xx` });
+  });
+
+  app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await services.db.rows(sql`SELECT 1`);
+      return { status: 'ok', database: services.db.kind };
+    } catch (error) {
+      return reply.code(503).send({ status: 'unavailable', database: services.db.kind, error: (error as Error).message });
+    }
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.type(registry.contentType);
+    return registry.metrics();
+  });
+}

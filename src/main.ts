@@ -1,0 +1,38 @@
+/**
+ * Wiring: builds the services a process needs from its configuration. The CLI commands call
+ * this; tests call it with their own database.
+ */
+import pino, { type Logger } from 'pino';
+import { createCodeHosts } from './codehost';
+import type { Config } from './config';
+import { diagnosticHandler } from './engine/diagnostic';
+import { Engine } from './engine/engine';
+import { setupHandler } from './engine/kinds/setup';
+import type { Services } from './operations/services';
+import { type Database, openDatabase } from './storage/database';
+import { bootstrapKey, ensureWorkspace } from './storage/keys';
+import { migrate } from './storage/migrate';
+
+export interface Started {
+  services: Services;
+  workspaceId: string;
+  /** A key minted or taken from SVC_BOOTSTRAP_KEY at this start; null when keys already existed. */
+  bootstrap: { secret: string; minted: boolean } | null;
+}
+
+export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {
+  return pino({ level: config.logLevel, base: { svc: true } }, destination ?? pino.destination(2));
+}
+
+export async function createServices(config: Config, options: { db?: Database; logger?: Logger } = {}): Promise<Started> {
+  const logger = options.logger ?? createLogger(config);
+  const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  await migrate(db);
+  const workspaceId = await ensureWorkspace(db);
+  const bootstrap = await bootstrapKey(db, workspaceId, config.bootstrapKey);
+  const codeHosts = createCodeHosts({ reposDir: config.reposDir });
+  const engine = new Engine(db, config.engine, {}, logger);
+  engine.registerHandler('setup', setupHandler(codeHosts));
+  engine.registerHandler('diagnostic', diagnosticHandler);
+  return { services: { config, db, engine, codeHosts, logger }, workspaceId, bootstrap };
+}

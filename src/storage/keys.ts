@@ -1,0 +1,75 @@
+/** Workspaces and API keys: minting, bootstrap and revocation. Secrets are returned once, never stored. */
+import { and, count, eq, isNull } from 'drizzle-orm';
+import { keyDigest, type KeyKind, keyKindOf, mintKeySecret } from '../core/keys';
+import type { Database } from './database';
+import { newId } from './ids';
+import { apiKeys, workspaces } from './schema';
+
+export type ApiKeyRow = typeof apiKeys.$inferSelect;
+
+export async function createApiKey(
+  db: Database,
+  input: { workspaceId: string; kind: KeyKind; projectId?: string | null; name: string; secret?: string },
+): Promise<{ row: ApiKeyRow; secret: string }> {
+  const secret = input.secret ?? mintKeySecret(input.kind);
+  const [row] = await db.orm
+    .insert(apiKeys)
+    .values({
+      id: newId('key'),
+      workspaceId: input.workspaceId,
+      kind: input.kind,
+      projectId: input.projectId ?? null,
+      name: input.name,
+      digest: keyDigest(secret),
+      hint: `${secret.slice(0, secret.indexOf('_', 4) + 5)}…`,
+    })
+    .returning();
+  if (!row) throw new Error('inserting the API key returned no row');
+  return { row, secret };
+}
+
+export async function revokeApiKey(db: Database, workspaceId: string, keyId: string): Promise<ApiKeyRow | null> {
+  const [row] = await db.orm
+    .update(apiKeys)
+    .set({ revokedAt: new Date(), updatedAt: new Date() })
+    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)))
+    .returning();
+  return row ?? null;
+}
+
+/** The workspace this installation serves; created on first start. */
+export async function ensureWorkspace(db: Database): Promise<string> {
+  const [existing] = await db.orm.select({ id: workspaces.id }).from(workspaces).orderBy(workspaces.createdAt).limit(1);
+  if (existing) return existing.id;
+  const id = newId('workspace');
+  await db.orm.insert(workspaces).values({ id, name: 'default' }).onConflictDoNothing();
+  const [first] = await db.orm.select({ id: workspaces.id }).from(workspaces).orderBy(workspaces.createdAt).limit(1);
+  return first?.id ?? id;
+}
+
+/**
+ * When the database has no key at all, the first workspace key is SVC_BOOTSTRAP_KEY if given,
+ * else a freshly minted one that the caller prints once. Returns the new secret, or null when
+ * keys already exist.
+ */
+export async function bootstrapKey(
+  db: Database,
+  workspaceId: string,
+  configured: string | undefined,
+): Promise<{ secret: string; minted: boolean } | null> {
+  if (configured !== undefined && keyKindOf(configured) !== 'workspace') {
+    throw new Error('SVC_BOOTSTRAP_KEY must be a workspace key: "svc_ws_" followed by at least 16 characters');
+  }
+  if (configured !== undefined && configured.length < 'svc_ws_'.length + 16) {
+    throw new Error('SVC_BOOTSTRAP_KEY is too short: use "svc_ws_" followed by at least 16 random characters');
+  }
+  const [row] = await db.orm.select({ n: count() }).from(apiKeys);
+  if ((row?.n ?? 0) > 0) return null;
+  const { secret } = await createApiKey(db, {
+    workspaceId,
+    kind: 'workspace',
+    name: configured ? 'bootstrap (SVC_BOOTSTRAP_KEY)' : 'bootstrap',
+    ...(configured ? { secret: configured } : {}),
+  });
+  return { secret, minted: configured === undefined };
+}

@@ -1,0 +1,49 @@
+/**
+ * An in-process svc for HTTP tests: a fresh database, the real services and the Fastify app,
+ * driven with `app.inject()`. No worker runs unless the test starts one.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import pino from 'pino';
+import { type Config, loadConfig } from '../../src/config';
+import { buildApp } from '../../src/http/app';
+import { createServices } from '../../src/main';
+import type { Services } from '../../src/operations/services';
+import { createTestDatabase, type DatabaseKind } from './db';
+
+export interface TestApp {
+  app: FastifyInstance;
+  services: Services;
+  workspaceId: string;
+  /** A workspace key (the bootstrap key). */
+  workspaceKey: string;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(
+  options: { kind?: DatabaseKind; env?: Record<string, string>; reposDir?: string } = {},
+): Promise<TestApp> {
+  const testDb = await createTestDatabase(options.kind ?? 'pglite');
+  const config: Config = loadConfig({
+    SVC_REPOS_DIR: options.reposDir ?? mkdtempSync(join(tmpdir(), 'svc-repos-')),
+    ...options.env,
+  });
+  const started = await createServices(config, { db: testDb.db, logger: pino({ level: 'silent' }) });
+  if (!started.bootstrap) throw new Error('a fresh test database should mint a bootstrap key');
+  const app = await buildApp(started.services, { logger: false });
+  await app.ready();
+  return {
+    app,
+    services: started.services,
+    workspaceId: started.workspaceId,
+    workspaceKey: started.bootstrap.secret,
+    async close() {
+      await app.close();
+      await testDb.close();
+    },
+  };
+}
+
+export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });

@@ -1,0 +1,97 @@
+/** Idempotency-Key: replay, conflict, in-progress, and release on failure. Both storage engines. */
+import { count } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestFingerprint } from '../../src/http/idempotency';
+import { idempotencyRecords, projects } from '../../src/storage/schema';
+import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { DATABASE_KINDS } from '../helpers/db';
+import { makeRepo, makeReposDir } from '../helpers/git';
+
+describe.each(DATABASE_KINDS)('Idempotency-Key on %s', (kind) => {
+  let t: TestApp;
+  const body = (name: string) => ({ name, repository: { full_name: 'acme/idem', installation_id: 1 }, setup: true });
+  const post = (key: string, payload: unknown) =>
+    t.app.inject({
+      method: 'POST',
+      url: '/api/v1/projects',
+      headers: { ...bearer(t.workspaceKey), 'idempotency-key': key },
+      payload: payload as Record<string, unknown>,
+    });
+  const projectCount = async () => (await t.services.db.orm.select({ n: count() }).from(projects))[0]?.n ?? 0;
+
+  beforeAll(async () => {
+    const reposDir = makeReposDir();
+    makeRepo(reposDir, 'acme/idem', { 'README.md': '# idem\n' });
+    t = await createTestApp({ kind, reposDir });
+  });
+  afterAll(() => t.close());
+
+  it('replays the original acknowledgement for the same key and body, creating nothing new', async () => {
+    const first = await post('k-1', body('idem'));
+    expect(first.statusCode).toBe(201);
+    expect(first.headers['idempotent-replayed']).toBeUndefined();
+    const again = await post('k-1', body('idem'));
+    expect(again.statusCode).toBe(201);
+    expect(again.headers['idempotent-replayed']).toBe('true');
+    expect(again.json()).toEqual(first.json());
+    expect(again.json().setup.task.id).toBe(first.json().setup.task.id);
+    expect(await projectCount()).toBe(1);
+  });
+
+  it('answers 409 idempotency_conflict for a changed body under the same key', async () => {
+    const res = await post('k-1', body('renamed'));
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error.code).toBe('idempotency_conflict');
+    expect(await projectCount()).toBe(1);
+  });
+
+  it('answers 409 operation_in_progress while the first request under the key is unfinished', async () => {
+    const payload = body('slow');
+    // The state a first request is in between its start and its answer.
+    const [key] = await t.services.db.orm.query.apiKeys.findMany({ limit: 1 });
+    await t.services.db.orm.insert(idempotencyRecords).values({
+      holder: key?.id ?? '',
+      key: 'k-busy',
+      workspaceId: t.workspaceId,
+      method: 'POST',
+      path: '/api/v1/projects',
+      requestHash: requestFingerprint('POST', '/api/v1/projects', payload),
+      state: 'in_progress',
+      expiresAt: new Date(Date.now() + 60_000),
+    });
+    const res = await post('k-busy', payload);
+    expect(res.statusCode).toBe(409);
+    expect(res.json().error.code).toBe('operation_in_progress');
+  });
+
+  it('releases the key when the request fails, so the same request can be retried', async () => {
+    const bad = { name: 'x', repository: { full_name: 'acme/missing', installation_id: 1 } };
+    const first = await post('k-fail', bad);
+    expect(first.statusCode).toBe(404);
+    const rows = await t.services.db.orm.select().from(idempotencyRecords);
+    expect(rows.some((r) => r.key === 'k-fail')).toBe(false);
+  });
+
+  it('keeps keys per key holder: another key may use the same Idempotency-Key', async () => {
+    const other = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: bearer(t.workspaceKey),
+      payload: { name: 'second' },
+    });
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: { ...bearer(other.json().secret), 'idempotency-key': 'k-1' },
+      payload: { name: 'third' },
+    });
+    expect(res.statusCode).toBe(201);
+    expect(res.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it('rejects an Idempotency-Key that is not 1-255 visible characters', async () => {
+    const res = await post('has space', body('idem'));
+    expect(res.statusCode).toBe(400);
+    expect(res.json().error.code).toBe('validation_failed');
+  });
+});

@@ -169,7 +169,13 @@ export async function insertPausedRun(
     .insert(runs)
     .values({
       id: newId('run'),
-      ...base,
+      // Only these fields: callers may pass a whole run row, whose id and clocks must not be copied.
+      taskId: base.taskId,
+      workspaceId: base.workspaceId,
+      projectId: base.projectId,
+      kind: base.kind,
+      taskRevision: base.taskRevision,
+      input: base.input,
       status: 'pending',
       retryOf: retry.retryOf,
       retryCount: retry.retryCount,

@@ -137,7 +137,8 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
     } catch (error) {
       throw new Error(
         `the data directory ${dir} is in use by another svc process (lock ${dir}.lock). ` +
-          'Stop that process, or set DATABASE_URL to share a PostgreSQL database between processes.',
+          'Stop that process (a lock left by a killed process expires after 15 s), or set DATABASE_URL to ' +
+          'share a PostgreSQL database between processes.',
         { cause: error },
       );
     }

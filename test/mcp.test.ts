@@ -4,6 +4,7 @@
  * with isError. Without a key the endpoint answers 401.
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +31,7 @@ describe('MCP over streamable HTTP', () => {
 
   beforeAll(async () => {
     const reposDir = makeReposDir();
-    for (const name of ['mcp', 'other', 'mine'])
+    for (const name of ['mcp', 'other', 'mine', 'stdio'])
       makeRepo(reposDir, `acme/${name}`, { 'a.ts': 'export const a = 1;\n' });
     t = await createTestApp({ reposDir });
     url = new URL(`${await t.app.listen({ port: 0, host: '127.0.0.1' })}${MCP_PATH}`);
@@ -155,6 +156,38 @@ describe('MCP over streamable HTTP', () => {
       expect(own.isError, textOf(own)).toBeFalsy();
     } finally {
       await pinned.close();
+    }
+  });
+
+  it('serves the same tools over stdio (svc mcp), forwarding each call to the running svc', async () => {
+    const stdio = new Client({ name: 'mcp-stdio-test', version: '1.0.0' });
+    await stdio.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: ['bin/svc.mjs', 'mcp', '--url', url.origin],
+        env: { ...(process.env as Record<string, string>), SVC_API_KEY: t.workspaceKey },
+        stderr: 'pipe',
+      }),
+    );
+    try {
+      const overHttp = (await client.listTools()).tools.map((tool) => tool.name).sort();
+      const overStdio = (await stdio.listTools()).tools.map((tool) => tool.name).sort();
+      expect(overStdio).toEqual(overHttp);
+
+      const created = (await stdio.callTool({
+        name: 'projects_create',
+        arguments: { name: 'stdio', repository: { full_name: 'acme/stdio', installation_id: 1 } },
+      })) as CallToolResult;
+      expect(created.isError, textOf(created)).toBeFalsy();
+      const projectId = (created.structuredContent as { project: { id: string } }).project.id;
+      const missing = (await stdio.callTool({
+        name: 'tasks_get',
+        arguments: { project_id: projectId, task_id: 'tsk_doesnotexist' },
+      })) as CallToolResult;
+      expect(missing.isError).toBe(true);
+      expect(missing.structuredContent).toMatchObject({ error: { code: 'not_found' } });
+    } finally {
+      await stdio.close();
     }
   });
 });

@@ -33,14 +33,35 @@ export interface RunContext {
   readonly db: Database;
   /** Aborted when the run is canceled, the lease is lost, or the worker is evicted. */
   readonly signal: AbortSignal;
-  progress(update: { phase?: string; statusText?: string; currentStep?: string; pct?: number }): Promise<void>;
+  progress(update: {
+    phase?: string;
+    statusText?: string;
+    currentStep?: string;
+    pct?: number;
+  }): Promise<void>;
   /** Appends to the transcript. */
-  message(role: 'note' | 'system' | 'user' | 'assistant' | 'tool', content: string, data?: unknown): Promise<void>;
+  message(
+    role: 'note' | 'system' | 'user' | 'assistant' | 'tool',
+    content: string,
+    data?: unknown,
+  ): Promise<void>;
   gap(gap: Gap): void;
   warn(line: string): void;
   usage(item: UsageLineItem): void;
-  setBackend(backend: { harness?: string; provider?: string | null; model?: string | null; preset?: string }): void;
-  setSkills(skills: { skill_id: string; source: 'catalog' | 'project_override'; executed_hash: string; base_catalog_hash?: string }[]): void;
+  setBackend(backend: {
+    harness?: string;
+    provider?: string | null;
+    model?: string | null;
+    preset?: string;
+  }): void;
+  setSkills(
+    skills: {
+      skill_id: string;
+      source: 'catalog' | 'project_override';
+      executed_hash: string;
+      base_catalog_hash?: string;
+    }[],
+  ): void;
   setSeedGraph(seed: { counts: Record<string, number>; gaps: Gap[] }): void;
 }
 

@@ -32,8 +32,11 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
     return w;
   }
 
-  const diagnostic = (input: Record<string, unknown>, projectId: string | null = f.projectId, engine = f.engine) =>
-    engine.createTask({ workspaceId: f.workspaceId, projectId, kind: 'diagnostic', title: 'diag', input });
+  const diagnostic = (
+    input: Record<string, unknown>,
+    projectId: string | null = f.projectId,
+    engine = f.engine,
+  ) => engine.createTask({ workspaceId: f.workspaceId, projectId, kind: 'diagnostic', title: 'diag', input });
 
   async function transcript(taskId: string) {
     return (await f.engine.messages(taskId, { limit: 200 })).data;
@@ -53,7 +56,12 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
     expect(msgs.at(-1)).toMatchObject({ role: 'note', content: 'Run completed.' });
     expect(msgs.some((m) => m.role === 'assistant')).toBe(true);
     const block = await f.engine.statusBlock(task, done, { includeCost: true });
-    expect(block).toMatchObject({ status: 'completed', terminal_event_count: 1, error_json: null, queue_ahead: null });
+    expect(block).toMatchObject({
+      status: 'completed',
+      terminal_event_count: 1,
+      error_json: null,
+      queue_ahead: null,
+    });
     expect(block.row_clock.durations_ms.run_ms).not.toBeNull();
     expect(block.runner_clock.finished_at).not.toBeNull();
     expect(block.usage_line_items).toEqual([]);
@@ -135,7 +143,10 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
       const projectId = await f.project({ 'svc.brakes.spend_cap_usd': 1 });
       // A finished earlier run with a known cost of $1.50.
       const { run: earlier } = await diagnostic({}, projectId);
-      await f.tdb.db.orm.update(runs).set({ status: 'completed', costUsd: 1.5 }).where(eq(runs.id, earlier.id));
+      await f.tdb.db.orm
+        .update(runs)
+        .set({ status: 'completed', costUsd: 1.5 })
+        .where(eq(runs.id, earlier.id));
       await worker();
       const { run } = await diagnostic({}, projectId);
       const done = await settled(f.engine, run.id);
@@ -294,4 +305,3 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
     for (const { run } of created) expect(counts.get(run.id)).toBe(1);
   });
 });
-

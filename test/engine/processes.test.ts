@@ -52,7 +52,10 @@ describe('svc worker processes (PostgreSQL)', () => {
       const r = await f.engine.getRun(runId);
       return r?.startedAt && r.leaseOwner ? r : null;
     }, `run ${runId} to start`);
-    const [w] = await f.tdb.db.orm.select().from(workers).where(eq(workers.id, run.leaseOwner ?? ''));
+    const [w] = await f.tdb.db.orm
+      .select()
+      .from(workers)
+      .where(eq(workers.id, run.leaseOwner ?? ''));
     const child = children.find((c) => c.pid === w?.pid);
     if (!child) throw new Error(`run ${runId} is held by ${run.leaseOwner}, not one of our processes`);
     return child;
@@ -63,15 +66,25 @@ describe('svc worker processes (PostgreSQL)', () => {
   }
 
   const diagnostic = (input: Record<string, unknown>) =>
-    f.engine.createTask({ workspaceId: f.workspaceId, projectId: f.projectId, kind: 'diagnostic', title: 'p', input });
+    f.engine.createTask({
+      workspaceId: f.workspaceId,
+      projectId: f.projectId,
+      kind: 'diagnostic',
+      title: 'p',
+      input,
+    });
 
   beforeAll(async () => {
     f = await fixture('postgres');
     for (let i = 0; i < WORKERS; i++) startWorker();
-    await waitFor(async () => {
-      const rows = await f.tdb.db.orm.select().from(workers);
-      return rows.length === WORKERS;
-    }, 'the workers to register', 30_000);
+    await waitFor(
+      async () => {
+        const rows = await f.tdb.db.orm.select().from(workers);
+        return rows.length === WORKERS;
+      },
+      'the workers to register',
+      30_000,
+    );
   }, 60_000);
 
   afterAll(async () => {
@@ -83,7 +96,8 @@ describe('svc worker processes (PostgreSQL)', () => {
   it('executes a few hundred runs across processes, each exactly once', async () => {
     const n = 300;
     const created = [];
-    for (let i = 0; i < n; i++) created.push(await diagnostic({ record: true, sleep_ms: i % 10 === 0 ? 20 : 0 }));
+    for (let i = 0; i < n; i++)
+      created.push(await diagnostic({ record: true, sleep_ms: i % 10 === 0 ? 20 : 0 }));
     const ids = created.map((c) => c.run.id);
     await waitFor(
       async () => {

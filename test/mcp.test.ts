@@ -31,7 +31,7 @@ describe('MCP over streamable HTTP', () => {
 
   beforeAll(async () => {
     const reposDir = makeReposDir();
-    for (const name of ['mcp', 'other', 'mine', 'stdio'])
+    for (const name of ['mcp', 'other', 'mine', 'stdio', 'replayed'])
       makeRepo(reposDir, `acme/${name}`, { 'a.ts': 'export const a = 1;\n' });
     t = await createTestApp({ reposDir });
     url = new URL(`${await t.app.listen({ port: 0, host: '127.0.0.1' })}${MCP_PATH}`);
@@ -125,6 +125,21 @@ describe('MCP over streamable HTTP', () => {
     const invalid = await call('reviews_create', { project_id: projectId, delivery: 'email' });
     expect(invalid.isError).toBe(true);
     expect(invalid.structuredContent).toMatchObject({ error: { code: 'validation_failed' } });
+  });
+
+  it('passes idempotency_key as the Idempotency-Key header: a repeated call replays the first answer', async () => {
+    const args = {
+      name: 'replayed',
+      repository: { full_name: 'acme/replayed', installation_id: 1 },
+      idempotency_key: 'mcp-replay-1',
+    };
+    const first = await call('projects_create', args);
+    expect(first.isError, textOf(first)).toBeFalsy();
+    const again = await call('projects_create', args);
+    expect(again.isError, textOf(again)).toBeFalsy();
+    expect(again.structuredContent).toEqual(first.structuredContent);
+    const changed = await call('projects_create', { ...args, name: 'changed' });
+    expect(changed.structuredContent).toMatchObject({ error: { code: 'idempotency_conflict' } });
   });
 
   it('executes calls as the key that called: a pinned key does not see another project', async () => {

@@ -43,6 +43,12 @@ function appendQuery(search: URLSearchParams, name: string, value: unknown) {
   search.append(name, typeof value === 'object' ? JSON.stringify(value) : String(value));
 }
 
+/** Tool arguments that travel as request headers (the HTTP pipeline reads them there). */
+export const HEADER_ARGUMENTS: Readonly<Record<string, string>> = {
+  idempotency_key: 'idempotency-key',
+  if_match: 'if-match',
+};
+
 /**
  * The HTTP request a tool call stands for. Arguments the operation has no place for are
  * reported as a local `validation_failed` result rather than silently dropped.
@@ -65,6 +71,18 @@ export function toolRequest(
   });
   if (missing.length > 0) {
     return { error: localValidationError(op, `missing required argument(s): ${missing.join(', ')}`) };
+  }
+  // Header arguments: `idempotency_key` (writes) and `if_match` (configuration edits), unless the
+  // operation declares a field of that name itself.
+  const declared = new Set([
+    ...Object.keys(op.query?.shape ?? {}),
+    ...(op.body instanceof z.ZodObject ? Object.keys(op.body.shape) : []),
+  ]);
+  for (const [arg, header] of Object.entries(HEADER_ARGUMENTS)) {
+    if (declared.has(arg) || !(arg in rest)) continue;
+    const value = rest[arg];
+    delete rest[arg];
+    if (value !== undefined && value !== null) headers[header] = String(value);
   }
   if (op.scope === 'project' && 'project_id' in rest) {
     const projectId = rest.project_id;

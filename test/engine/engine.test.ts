@@ -229,8 +229,9 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
     ]);
     expect(list[0]).toMatchObject({ retryOf: list[1]?.id, retryCount: 2, terminalEventCount: 1 });
     const [paused] = await f.tdb.db.orm.select().from(tasks).where(eq(tasks.id, task.id));
-    expect(paused?.pausedReason).toBe('task_auto_paused_repeat_failure');
-    const record = engine.taskRecord(paused!, await engine.latestRun(task.id));
+    if (!paused) throw new Error('task vanished');
+    expect(paused.pausedReason).toBe('task_auto_paused_repeat_failure');
+    const record = engine.taskRecord(paused, await engine.latestRun(task.id));
     expect(record.run?.error?.code).toBe('task_auto_paused_repeat_failure');
 
     const again = await engine.startRun(task.id);

@@ -5,7 +5,6 @@
 import pino, { type Logger } from 'pino';
 import { createCodeHosts } from './codehost';
 import type { Config } from './config';
-import { diagnosticHandler } from './engine/diagnostic';
 import { Engine } from './engine/engine';
 import { setupHandler } from './engine/kinds/setup';
 import type { Services } from './operations/services';
@@ -24,15 +23,26 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
   return pino({ level: config.logLevel, base: { svc: true } }, destination ?? pino.destination(2));
 }
 
-export async function createServices(config: Config, options: { db?: Database; logger?: Logger } = {}): Promise<Started> {
+export async function createServices(
+  config: Config,
+  options: { db?: Database; logger?: Logger } = {},
+): Promise<Started> {
   const logger = options.logger ?? createLogger(config);
   const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   await migrate(db);
   const workspaceId = await ensureWorkspace(db);
   const bootstrap = await bootstrapKey(db, workspaceId, config.bootstrapKey);
+  const { engine, codeHosts } = createEngine(config, db, logger);
+  return { services: { config, db, engine, codeHosts, logger }, workspaceId, bootstrap };
+}
+
+/**
+ * The engine with every task kind registered. `serve` and `worker` both build it here, so a run
+ * one of them enqueues is always executable by the other.
+ */
+export function createEngine(config: Config, db: Database, logger: Logger) {
   const codeHosts = createCodeHosts({ reposDir: config.reposDir });
   const engine = new Engine(db, config.engine, {}, logger);
   engine.registerHandler('setup', setupHandler(codeHosts));
-  engine.registerHandler('diagnostic', diagnosticHandler);
-  return { services: { config, db, engine, codeHosts, logger }, workspaceId, bootstrap };
+  return { engine, codeHosts };
 }

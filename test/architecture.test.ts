@@ -7,14 +7,20 @@ const SRC = resolve('src');
 
 function filesUnder(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? filesUnder(join(dir, entry.name)) : entry.name.endsWith('.ts') ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? filesUnder(join(dir, entry.name))
+      : entry.name.endsWith('.ts')
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
 /** The top-level folder (or file) of src/ an import lands in, or the package it names. */
 function importsOf(file: string): { layer: string | null; spec: string }[] {
   const text = readFileSync(file, 'utf8');
-  const specs = [...text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map((m) => m[1] as string);
+  const specs = [...text.matchAll(/^\s*(?:import|export)\s[^'"]*?from\s+['"]([^'"]+)['"]/gm)].map(
+    (m) => m[1] as string,
+  );
   return specs.map((spec) => {
     if (!spec.startsWith('.')) return { layer: null, spec };
     const target = relative(SRC, resolve(dirname(file), spec));

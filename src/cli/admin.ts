@@ -44,7 +44,9 @@ export async function keysCreateCommand(
       projectId: options.project ?? null,
       name: options.name,
     });
-    process.stderr.write(`created ${kind} key ${row.id}${options.project ? ` pinned to ${options.project}` : ''}; the secret is shown once:\n`);
+    process.stderr.write(
+      `created ${kind} key ${row.id}${options.project ? ` pinned to ${options.project}` : ''}; the secret is shown once:\n`,
+    );
     process.stdout.write(`${secret}\n`);
   } finally {
     await db.close();

@@ -26,8 +26,14 @@ function configFrom(options: Record<string, unknown>) {
 const common = (cmd: Command) =>
   cmd
     .addOption(new Option('--database-url <url>', 'PostgreSQL connection string').env('DATABASE_URL'))
-    .addOption(new Option('--data-dir <dir>', 'embedded database directory (default ./.svc)').env('SVC_DATA_DIR'))
-    .addOption(new Option('--repos <dir>', 'git repositories served by the local code host (default ./repos)').env('SVC_REPOS_DIR'));
+    .addOption(
+      new Option('--data-dir <dir>', 'embedded database directory (default ./.svc)').env('SVC_DATA_DIR'),
+    )
+    .addOption(
+      new Option('--repos <dir>', 'git repositories served by the local code host (default ./repos)').env(
+        'SVC_REPOS_DIR',
+      ),
+    );
 
 common(
   program
@@ -42,16 +48,20 @@ common(
   await serveCommand(config, createLogger(config));
 });
 
-common(program.command('worker').description('claim and execute runs from the database')).action(async (options) => {
-  const { workerCommand } = await import('./worker');
-  const config = configFrom(options);
-  await workerCommand(config, createLogger(config));
-});
+common(program.command('worker').description('claim and execute runs from the database')).action(
+  async (options) => {
+    const { workerCommand } = await import('./worker');
+    const config = configFrom(options);
+    await workerCommand(config, createLogger(config));
+  },
+);
 
-common(program.command('migrate').description('apply database migrations and exit')).action(async (options) => {
-  const { migrateCommand } = await import('./admin');
-  await migrateCommand(configFrom(options));
-});
+common(program.command('migrate').description('apply database migrations and exit')).action(
+  async (options) => {
+    const { migrateCommand } = await import('./admin');
+    await migrateCommand(configFrom(options));
+  },
+);
 
 const keys = program.command('keys').description('manage API keys');
 common(
@@ -69,7 +79,9 @@ common(
 program
   .command('mcp')
   .description('serve the API operations as MCP tools over stdio, forwarding to a running svc')
-  .addOption(new Option('--url <url>', 'base URL of the svc API').env('SVC_URL').default('http://127.0.0.1:8080'))
+  .addOption(
+    new Option('--url <url>', 'base URL of the svc API').env('SVC_URL').default('http://127.0.0.1:8080'),
+  )
   .addOption(new Option('--api-key <key>', 'API key to call with').env('SVC_API_KEY'))
   .action(async (options) => {
     if (!options.apiKey) {

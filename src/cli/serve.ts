@@ -12,16 +12,24 @@ import { createServices } from '../main';
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
   const { services, bootstrap } = await createServices(config, { logger });
   if (bootstrap?.minted) {
-    process.stderr.write(`svc: first start — your workspace key (shown once, store it now):\n${bootstrap.secret}\n`);
+    process.stderr.write(
+      `svc: first start — your workspace key (shown once, store it now):\n${bootstrap.secret}\n`,
+    );
   } else if (bootstrap) {
     logger.info('SVC_BOOTSTRAP_KEY registered as the first workspace key');
   }
   const app = await buildApp(services);
-  const worker = config.runWorker ? new Worker(services.engine, { concurrency: config.workerConcurrency }) : null;
+  const worker = config.runWorker
+    ? new Worker(services.engine, { concurrency: config.workerConcurrency })
+    : null;
   await app.listen({ host: config.host, port: config.port });
   await worker?.start();
   logger.info(
-    { url: `http://${config.host}:${config.port}`, database: services.db.label, worker: worker?.id ?? 'none' },
+    {
+      url: `http://${config.host}:${config.port}`,
+      database: services.db.label,
+      worker: worker?.id ?? 'none',
+    },
     'svc serving',
   );
 

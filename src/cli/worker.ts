@@ -7,19 +7,16 @@
  * only `svc serve` can print to its operator.
  */
 import type { Logger } from 'pino';
-import { createCodeHosts } from '../codehost';
 import type { Config } from '../config';
-import { Engine } from '../engine/engine';
-import { setupHandler } from '../engine/kinds/setup';
 import { Worker } from '../engine/worker';
+import { createEngine } from '../main';
 import { openDatabase } from '../storage/database';
 import { migrate } from '../storage/migrate';
 
 export async function workerCommand(config: Config, logger: Logger): Promise<void> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(db);
-  const engine = new Engine(db, config.engine, {}, logger);
-  engine.registerHandler('setup', setupHandler(createCodeHosts({ reposDir: config.reposDir })));
+  const { engine } = createEngine(config, db, logger);
   const worker = new Worker(engine, { concurrency: config.workerConcurrency });
   await worker.start();
 

@@ -37,7 +37,8 @@ export class ApiError extends Error {
   }
 }
 
-export const notFound = (what: string, id: string) => new ApiError('not_found', `${what} ${id} was not found`);
+export const notFound = (what: string, id: string) =>
+  new ApiError('not_found', `${what} ${id} was not found`);
 
 /** An operation whose behaviour belongs to a later issue answers this, by name, instead of pretending. */
 export const notImplemented = (tool: string) =>

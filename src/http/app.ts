@@ -40,7 +40,11 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   });
   app.setErrorHandler((error, request, reply) => sendError(reply, request, error));
   app.setNotFoundHandler((request, reply) =>
-    sendError(reply, request, new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`)),
+    sendError(
+      reply,
+      request,
+      new ApiError('not_found', `no route for ${request.method} ${request.url.split('?')[0]}`),
+    ),
   );
 
   // Discovery registers the OpenAPI generator, which must see the routes as they are added.
@@ -75,7 +79,11 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
       const params = (request.params ?? {}) as Record<string, string>;
       const projectId =
         op.scope === 'project'
-          ? await resolveProject(services.db, principal, params.project_id ?? header(request.headers['project-id']))
+          ? await resolveProject(
+              services.db,
+              principal,
+              params.project_id ?? header(request.headers['project-id']),
+            )
           : null;
       let responseStatus: number = status;
       const extraHeaders: Record<string, string> = {};
@@ -112,7 +120,11 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
       for (const [name, value] of Object.entries(extraHeaders)) reply.header(name, value);
       // Replays were validated when first sent; send them byte-for-byte as recorded.
       if (result.replayed) {
-        return reply.code(result.status).type('application/json').serializer(JSON.stringify).send(result.body);
+        return reply
+          .code(result.status)
+          .type('application/json')
+          .serializer(JSON.stringify)
+          .send(result.body);
       }
       return reply.code(result.status).send(result.body);
     },

@@ -10,7 +10,12 @@ export interface ErrorEnvelope {
   error: { code: string; message: string; request_id: string; details?: unknown };
 }
 
-export function envelope(code: ApiErrorCode, message: string, requestId: string, details?: unknown): ErrorEnvelope {
+export function envelope(
+  code: ApiErrorCode,
+  message: string,
+  requestId: string,
+  details?: unknown,
+): ErrorEnvelope {
   return { error: { code, message, request_id: requestId, ...(details === undefined ? {} : { details }) } };
 }
 
@@ -20,7 +25,10 @@ function fromFastify(error: FastifyError): ApiError | null {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('payload_too_large', `request body is larger than the limit: ${error.message}`);
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new ApiError('unsupported_media_type', 'request bodies must be sent as Content-Type: application/json');
+      return new ApiError(
+        'unsupported_media_type',
+        'request bodies must be sent as Content-Type: application/json',
+      );
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new ApiError('invalid_json', 'Content-Type is application/json but the body is empty');
     case 'FST_ERR_CTP_INVALID_JSON_BODY':

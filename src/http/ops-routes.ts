@@ -1,6 +1,7 @@
 /** Routes for operators, not API clients: liveness and Prometheus metrics. */
-import type { FastifyInstance } from 'fastify';
+
 import { sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
 import type { Services } from '../operations/services';
 
@@ -29,7 +30,10 @@ export async function mountOps(app: FastifyInstance, services: Services) {
   void runsGauge;
 
   app.addHook('onResponse', async (request, reply) => {
-    requests.inc({ route: request.routeOptions.url ?? 'unmatched', status: `${Math.floor(reply.statusCode / 100)}xx` });
+    requests.inc({
+      route: request.routeOptions.url ?? 'unmatched',
+      status: `${Math.floor(reply.statusCode / 100)}xx`,
+    });
   });
 
   app.get('/healthz', { schema: { hide: true } }, async (_request, reply) => {
@@ -37,7 +41,9 @@ export async function mountOps(app: FastifyInstance, services: Services) {
       await services.db.rows(sql`SELECT 1`);
       return { status: 'ok', database: services.db.kind };
     } catch (error) {
-      return reply.code(503).send({ status: 'unavailable', database: services.db.kind, error: (error as Error).message });
+      return reply
+        .code(503)
+        .send({ status: 'unavailable', database: services.db.kind, error: (error as Error).message });
     }
   });
 

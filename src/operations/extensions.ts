@@ -15,4 +15,5 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'projects_settings_update',
   'workspace_settings_get',
   'workspace_settings_update',
+  'installations_list',
 ];

@@ -1,5 +1,6 @@
 /** The declaration: every /api/v1 operation, in one list, from one file per resource area. */
 import { operations as collections } from './collections';
+import { operations as installations } from './installations';
 import { operations as keys } from './keys';
 import { operations as projects } from './projects';
 import type { Operation } from './registry';
@@ -12,6 +13,7 @@ export const OPERATIONS: Operation[] = [
   ...projects,
   ...settings,
   ...keys,
+  ...installations,
   ...tasks,
   ...reviews,
   ...reviewers,

@@ -2,11 +2,11 @@
 import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { ApiError } from '../core/errors';
-import { createApiKey, revokeApiKey, type ApiKeyRow } from '../storage/keys';
+import { type ApiKeyRow, createApiKey, revokeApiKey } from '../storage/keys';
 import { apiKeys, projects } from '../storage/schema';
+import { defineOperation, type OperationContext } from './registry';
 import { iso, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
-import { defineOperation, type OperationContext } from './registry';
 
 const keyRecord = z.object({
   object: z.literal('api_key'),
@@ -50,13 +50,19 @@ const create = defineOperation({
   body: z.strictObject({
     name: z.string().trim().min(1).max(200),
     kind: z.enum(['workspace', 'project', 'personal']).default('workspace'),
-    project_id: z.string().optional().describe('Required for kind `project`: the project the key is pinned to.'),
+    project_id: z
+      .string()
+      .optional()
+      .describe('Required for kind `project`: the project the key is pinned to.'),
   }),
   response: keyRecord.extend({ secret: z.string().describe('Shown once.') }),
   handler: async ({ body }, ctx) => {
     requireUnpinned(ctx);
     if ((body.kind === 'project') !== Boolean(body.project_id)) {
-      throw new ApiError('validation_failed', 'project_id is required for kind "project" and only allowed there');
+      throw new ApiError(
+        'validation_failed',
+        'project_id is required for kind "project" and only allowed there',
+      );
     }
     if (body.project_id) {
       const [project] = await ctx.services.db.orm
@@ -94,7 +100,10 @@ const list = defineOperation({
         and(
           eq(apiKeys.workspaceId, ctx.workspaceId),
           after
-            ? or(lt(apiKeys.createdAt, after.createdAt), and(eq(apiKeys.createdAt, after.createdAt), lt(apiKeys.id, after.id)))
+            ? or(
+                lt(apiKeys.createdAt, after.createdAt),
+                and(eq(apiKeys.createdAt, after.createdAt), lt(apiKeys.id, after.id)),
+              )
             : undefined,
         ),
       )

@@ -4,10 +4,10 @@ import { z } from 'zod';
 import { ApiError } from '../core/errors';
 import { newId } from '../storage/ids';
 import { projects, tasks } from '../storage/schema';
+import { defineOperation, type OperationContext } from './registry';
 import { listOf, listQuery } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
 import { projectRecord, repositoryInput, setupHandle, taskLinks, toProjectRecord } from './schemas/project';
-import { defineOperation, type OperationContext } from './registry';
 import type { Services } from './services';
 
 const projectParams = z.strictObject({ project_id: z.string().min(1).max(200).describe('Project id.') });
@@ -67,12 +67,18 @@ const create = defineOperation({
     const [duplicate] = await db.orm
       .select({ id: projects.id })
       .from(projects)
-      .where(and(eq(projects.workspaceId, ctx.workspaceId), eq(projects.repoFullName, body.repository.full_name)))
+      .where(
+        and(eq(projects.workspaceId, ctx.workspaceId), eq(projects.repoFullName, body.repository.full_name)),
+      )
       .limit(1);
     if (duplicate) {
-      throw new ApiError('conflict', `repository ${body.repository.full_name} is already project ${duplicate.id}`, {
-        project_id: duplicate.id,
-      });
+      throw new ApiError(
+        'conflict',
+        `repository ${body.repository.full_name} is already project ${duplicate.id}`,
+        {
+          project_id: duplicate.id,
+        },
+      );
     }
     const [row] = await db.orm
       .insert(projects)
@@ -120,7 +126,10 @@ const list = defineOperation({
           eq(projects.workspaceId, ctx.workspaceId),
           ctx.principal.pinnedProjectId ? eq(projects.id, ctx.principal.pinnedProjectId) : undefined,
           after
-            ? or(lt(projects.createdAt, after.createdAt), and(eq(projects.createdAt, after.createdAt), lt(projects.id, after.id)))
+            ? or(
+                lt(projects.createdAt, after.createdAt),
+                and(eq(projects.createdAt, after.createdAt), lt(projects.id, after.id)),
+              )
             : undefined,
         ),
       )
@@ -173,7 +182,11 @@ const setupStatus = defineOperation({
       .limit(1);
     const run = task ? await ctx.services.engine.latestRun(task.id) : null;
     const missing = run?.gaps ?? [];
-    if (!run) missing.push({ code: 'setup_not_run', message: 'setup has not run; POST /projects/{id}/setup starts it' });
+    if (!run)
+      missing.push({
+        code: 'setup_not_run',
+        message: 'setup has not run; POST /projects/{id}/setup starts it',
+      });
     return {
       object: 'project_setup' as const,
       project_id: project.id,

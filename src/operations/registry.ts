@@ -55,6 +55,8 @@ export interface OperationSpec<
   status?: 200 | 201 | 202 | 204;
   /** True when the behaviour belongs to a later issue: the handler answers 501 `not_implemented`. */
   notImplemented?: boolean;
+  /** True when the operation edits a revisioned configuration and requires `If-Match`. */
+  ifMatch?: boolean;
   handler: (
     input: {
       params: P extends AnyObject ? z.infer<P> : Record<string, never>;
@@ -98,5 +100,15 @@ export function toolInputSchema(op: Operation): AnyObject {
   Object.assign(shape, op.params?.shape ?? {}, op.query?.shape ?? {});
   if (op.body instanceof z.ZodObject) Object.assign(shape, op.body.shape);
   else if (op.body) shape.body = op.body;
+  // Headers a tool caller cannot send otherwise travel as arguments (see src/mcp/server.ts).
+  if (isWrite(op) && !('idempotency_key' in shape)) {
+    shape.idempotency_key = z
+      .string()
+      .optional()
+      .describe('Idempotency-Key: the same key with the same arguments replays the first answer.');
+  }
+  if (op.ifMatch && !('if_match' in shape)) {
+    shape.if_match = z.string().describe('If-Match: the current configuration revision, quoted (e.g. "3").');
+  }
   return z.object(shape);
 }

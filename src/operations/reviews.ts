@@ -224,6 +224,7 @@ export const operations: Operation[] = [
   }),
   defineOperation({
     tool: 'reviews_update',
+    ifMatch: true,
     method: 'PATCH',
     path: '/api/v1/reviews/{review_id}',
     summary: 'Change the review configuration for the next run; requires If-Match with the current revision.',
@@ -236,6 +237,7 @@ export const operations: Operation[] = [
   }),
   defineOperation({
     tool: 'reviews_add_reviewer',
+    ifMatch: true,
     method: 'POST',
     path: '/api/v1/reviews/{review_id}/reviewers',
     summary: 'Add a reviewer to the review configuration; requires If-Match.',
@@ -249,6 +251,7 @@ export const operations: Operation[] = [
   }),
   defineOperation({
     tool: 'reviews_update_reviewer',
+    ifMatch: true,
     method: 'PATCH',
     path: '/api/v1/reviews/{review_id}/reviewers/{reviewer_key}',
     summary: 'Update a reviewer in the review configuration; requires If-Match.',
@@ -261,6 +264,7 @@ export const operations: Operation[] = [
   }),
   defineOperation({
     tool: 'reviews_delete_reviewer',
+    ifMatch: true,
     method: 'DELETE',
     path: '/api/v1/reviews/{review_id}/reviewers/{reviewer_key}',
     summary: 'Remove a reviewer from the review configuration; requires If-Match.',

@@ -38,7 +38,11 @@ const projectGet = defineOperation({
   params: projectParams,
   response: settingsRecord,
   handler: async (_input, ctx) => {
-    const [row] = await ctx.services.db.orm.select().from(projects).where(eq(projects.id, ctx.projectId ?? '')).limit(1);
+    const [row] = await ctx.services.db.orm
+      .select()
+      .from(projects)
+      .where(eq(projects.id, ctx.projectId ?? ''))
+      .limit(1);
     if (!row) throw new ApiError('not_found', `project ${ctx.projectId} was not found`);
     return {
       object: 'settings' as const,
@@ -86,7 +90,11 @@ const workspaceGet = defineOperation({
   scope: 'workspace',
   response: settingsRecord,
   handler: async (_input, ctx) => {
-    const [row] = await ctx.services.db.orm.select().from(workspaces).where(eq(workspaces.id, ctx.workspaceId)).limit(1);
+    const [row] = await ctx.services.db.orm
+      .select()
+      .from(workspaces)
+      .where(eq(workspaces.id, ctx.workspaceId))
+      .limit(1);
     return {
       object: 'settings' as const,
       scope: 'workspace' as const,

@@ -1,6 +1,6 @@
 /** Workspaces and API keys: minting, bootstrap and revocation. Secrets are returned once, never stored. */
 import { and, count, eq, isNull } from 'drizzle-orm';
-import { keyDigest, type KeyKind, keyKindOf, mintKeySecret } from '../core/keys';
+import { type KeyKind, keyDigest, keyKindOf, mintKeySecret } from '../core/keys';
 import type { Database } from './database';
 import { newId } from './ids';
 import { apiKeys, workspaces } from './schema';
@@ -28,7 +28,11 @@ export async function createApiKey(
   return { row, secret };
 }
 
-export async function revokeApiKey(db: Database, workspaceId: string, keyId: string): Promise<ApiKeyRow | null> {
+export async function revokeApiKey(
+  db: Database,
+  workspaceId: string,
+  keyId: string,
+): Promise<ApiKeyRow | null> {
   const [row] = await db.orm
     .update(apiKeys)
     .set({ revokedAt: new Date(), updatedAt: new Date() })
@@ -39,11 +43,19 @@ export async function revokeApiKey(db: Database, workspaceId: string, keyId: str
 
 /** The workspace this installation serves; created on first start. */
 export async function ensureWorkspace(db: Database): Promise<string> {
-  const [existing] = await db.orm.select({ id: workspaces.id }).from(workspaces).orderBy(workspaces.createdAt).limit(1);
+  const [existing] = await db.orm
+    .select({ id: workspaces.id })
+    .from(workspaces)
+    .orderBy(workspaces.createdAt)
+    .limit(1);
   if (existing) return existing.id;
   const id = newId('workspace');
   await db.orm.insert(workspaces).values({ id, name: 'default' }).onConflictDoNothing();
-  const [first] = await db.orm.select({ id: workspaces.id }).from(workspaces).orderBy(workspaces.createdAt).limit(1);
+  const [first] = await db.orm
+    .select({ id: workspaces.id })
+    .from(workspaces)
+    .orderBy(workspaces.createdAt)
+    .limit(1);
   return first?.id ?? id;
 }
 
@@ -58,10 +70,14 @@ export async function bootstrapKey(
   configured: string | undefined,
 ): Promise<{ secret: string; minted: boolean } | null> {
   if (configured !== undefined && keyKindOf(configured) !== 'workspace') {
-    throw new Error('SVC_BOOTSTRAP_KEY must be a workspace key: "svc_ws_" followed by at least 16 characters');
+    throw new Error(
+      'SVC_BOOTSTRAP_KEY must be a workspace key: "svc_ws_" followed by at least 16 characters',
+    );
   }
   if (configured !== undefined && configured.length < 'svc_ws_'.length + 16) {
-    throw new Error('SVC_BOOTSTRAP_KEY is too short: use "svc_ws_" followed by at least 16 random characters');
+    throw new Error(
+      'SVC_BOOTSTRAP_KEY is too short: use "svc_ws_" followed by at least 16 random characters',
+    );
   }
   const [row] = await db.orm.select({ n: count() }).from(apiKeys);
   if ((row?.n ?? 0) > 0) return null;

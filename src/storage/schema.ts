@@ -159,12 +159,8 @@ export const runs = pgTable(
   (t) => [
     index('runs_task_idx').on(t.taskId, t.createdAt),
     // The claim query's index: oldest available pending run first.
-    index('runs_pending_idx')
-      .on(t.availableAt, t.createdAt)
-      .where(sql`status = 'pending'`),
-    index('runs_running_lease_idx')
-      .on(t.leaseExpiresAt)
-      .where(sql`status = 'running'`),
+    index('runs_pending_idx').on(t.availableAt, t.createdAt).where(sql`status = 'pending'`),
+    index('runs_running_lease_idx').on(t.leaseExpiresAt).where(sql`status = 'running'`),
     index('runs_project_created_idx').on(t.projectId, t.createdAt),
   ],
 );

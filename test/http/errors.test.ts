@@ -28,7 +28,14 @@ describe('request errors', () => {
   it.each([
     ['malformed JSON', '{"name": "e",', 'application/json', 400, 'invalid_json', /not valid JSON/],
     ['an empty JSON body', '', 'application/json', 400, 'invalid_json', /empty/],
-    ['a wrong type', JSON.stringify({ ...good, name: 42 }), 'application/json', 400, 'validation_failed', /name/],
+    [
+      'a wrong type',
+      JSON.stringify({ ...good, name: 42 }),
+      'application/json',
+      400,
+      'validation_failed',
+      /name/,
+    ],
     [
       'a wrong nested type',
       JSON.stringify({ ...good, repository: { full_name: 'acme/e', installation_id: '1' } }),
@@ -37,22 +44,60 @@ describe('request errors', () => {
       'validation_failed',
       /installation_id/,
     ],
-    ['an unknown field', JSON.stringify({ ...good, colour: 'red' }), 'application/json', 400, 'validation_failed', /colour/],
-    ['a missing field', JSON.stringify({ name: 'e' }), 'application/json', 400, 'validation_failed', /repository/],
-    ['a bad full_name', JSON.stringify({ ...good, repository: { full_name: 'nope', installation_id: 1 } }), 'application/json', 400, 'validation_failed', /owner\/repo/],
-    ['an oversize body', JSON.stringify({ ...good, name: 'x'.repeat(4096) }), 'application/json', 413, 'payload_too_large', /limit/],
-    ['a wrong content type', 'name=e', 'application/x-www-form-urlencoded', 415, 'unsupported_media_type', /application\/json/],
+    [
+      'an unknown field',
+      JSON.stringify({ ...good, colour: 'red' }),
+      'application/json',
+      400,
+      'validation_failed',
+      /colour/,
+    ],
+    [
+      'a missing field',
+      JSON.stringify({ name: 'e' }),
+      'application/json',
+      400,
+      'validation_failed',
+      /repository/,
+    ],
+    [
+      'a bad full_name',
+      JSON.stringify({ ...good, repository: { full_name: 'nope', installation_id: 1 } }),
+      'application/json',
+      400,
+      'validation_failed',
+      /owner\/repo/,
+    ],
+    [
+      'an oversize body',
+      JSON.stringify({ ...good, name: 'x'.repeat(4096) }),
+      'application/json',
+      413,
+      'payload_too_large',
+      /limit/,
+    ],
+    [
+      'a wrong content type',
+      'name=e',
+      'application/x-www-form-urlencoded',
+      415,
+      'unsupported_media_type',
+      /application\/json/,
+    ],
     ['text/plain', JSON.stringify(good), 'text/plain', 415, 'unsupported_media_type', /application\/json/],
-  ])('answers %s with its status and code, and changes nothing', async (_what, payload, type, status, code, message) => {
-    const before = await projectCount();
-    const res = await send(payload, type);
-    expect(res.statusCode).toBe(status);
-    const body = res.json();
-    expect(body.error.code).toBe(code);
-    expect(body.error.message).toMatch(message);
-    expect(body.error.request_id).toBe(res.headers['x-request-id']);
-    expect(await projectCount()).toBe(before);
-  });
+  ])(
+    'answers %s with its status and code, and changes nothing',
+    async (_what, payload, type, status, code, message) => {
+      const before = await projectCount();
+      const res = await send(payload, type);
+      expect(res.statusCode).toBe(status);
+      const body = res.json();
+      expect(body.error.code).toBe(code);
+      expect(body.error.message).toMatch(message);
+      expect(body.error.request_id).toBe(res.headers['x-request-id']);
+      expect(await projectCount()).toBe(before);
+    },
+  );
 
   it('lists zod issues in details for validation failures', async () => {
     const res = await send(JSON.stringify({ ...good, name: 42 }));
@@ -60,16 +105,24 @@ describe('request errors', () => {
   });
 
   it('answers an unknown route with a 404 envelope', async () => {
-    const res = await t.app.inject({ method: 'GET', url: '/api/v1/nothing-here', headers: bearer(t.workspaceKey) });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/nothing-here',
+      headers: bearer(t.workspaceKey),
+    });
     expect(res.statusCode).toBe(404);
     expect(res.json().error.code).toBe('not_found');
   });
 
   it('names a repository or installation that is not there', async () => {
-    const missingRepo = await send(JSON.stringify({ ...good, repository: { full_name: 'acme/gone', installation_id: 1 } }));
+    const missingRepo = await send(
+      JSON.stringify({ ...good, repository: { full_name: 'acme/gone', installation_id: 1 } }),
+    );
     expect(missingRepo.statusCode).toBe(404);
     expect(missingRepo.json().error.message).toMatch(/acme\/gone/);
-    const missingInstallation = await send(JSON.stringify({ ...good, repository: { full_name: 'acme/e', installation_id: 77 } }));
+    const missingInstallation = await send(
+      JSON.stringify({ ...good, repository: { full_name: 'acme/e', installation_id: 77 } }),
+    );
     expect(missingInstallation.statusCode).toBe(404);
     expect(missingInstallation.json().error.message).toMatch(/installation 77/);
   });

@@ -9,7 +9,11 @@ import { makeRepo, makeReposDir } from '../helpers/git';
 
 describe.each(DATABASE_KINDS)('Idempotency-Key on %s', (kind) => {
   let t: TestApp;
-  const body = (name: string) => ({ name, repository: { full_name: 'acme/idem', installation_id: 1 }, setup: true });
+  const body = (name: string) => ({
+    name,
+    repository: { full_name: 'acme/idem', installation_id: 1 },
+    setup: true,
+  });
   const post = (key: string, payload: unknown) =>
     t.app.inject({
       method: 'POST',

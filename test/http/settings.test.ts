@@ -34,7 +34,11 @@ describe('settings', () => {
       'svc.brakes.spend_cap_usd': null,
       'svc.brakes.run_budget': null,
     });
-    const ws = await t.app.inject({ method: 'GET', url: '/api/v1/settings', headers: bearer(t.workspaceKey) });
+    const ws = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/settings',
+      headers: bearer(t.workspaceKey),
+    });
     expect(ws.json().values).toEqual({
       'svc.checks.p0_conclusion': 'action_required',
       'svc.checks.p1_conclusion': 'neutral',

@@ -60,7 +60,12 @@ describe('project setup', () => {
     const status = await waitForTerminal(setup.task.id, project.id);
     expect(status.status).toBe('completed');
     expect(status.terminal_event_count).toBe(1);
-    expect(status.seed_graph.counts).toMatchObject({ files: 7, manifests: 1, ci_files: 1, plan_documents: 1 });
+    expect(status.seed_graph.counts).toMatchObject({
+      files: 7,
+      manifests: 1,
+      ci_files: 1,
+      plan_documents: 1,
+    });
     expect(status.seed_graph.gaps.map((g: { code: string }) => g.code)).toContain('ai_setup_unavailable');
 
     const evidence = await t.app.inject({
@@ -97,10 +102,18 @@ describe('project setup', () => {
     });
     const projectId = created.json().project.id;
     expect(created.json().setup).toBeUndefined();
-    const before = await t.app.inject({ method: 'GET', url: `/api/v1/projects/${projectId}/setup`, headers: bearer(t.workspaceKey) });
+    const before = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/projects/${projectId}/setup`,
+      headers: bearer(t.workspaceKey),
+    });
     expect(before.json()).toMatchObject({ status: 'not_started', task_id: null });
     expect(before.json().missing[0].code).toBe('setup_not_run');
-    const start = await t.app.inject({ method: 'POST', url: `/api/v1/projects/${projectId}/setup`, headers: bearer(t.workspaceKey) });
+    const start = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/projects/${projectId}/setup`,
+      headers: bearer(t.workspaceKey),
+    });
     expect(start.statusCode).toBe(202);
     const status = await waitForTerminal(start.json().task.id, projectId);
     expect(status.status).toBe('completed');
@@ -121,7 +134,10 @@ describe('project setup', () => {
     expect(created.statusCode).toBe(201);
     const status = await waitForTerminal(created.json().setup.task.id, created.json().project.id);
     expect(status.status).toBe('failed');
-    expect(status.error_json).toMatchObject({ code: 'tool_failed', message: expect.stringMatching(/no commits/) });
+    expect(status.error_json).toMatchObject({
+      code: 'tool_failed',
+      message: expect.stringMatching(/no commits/),
+    });
     const messages = await t.app.inject({
       method: 'GET',
       url: `/api/v1/tasks/${created.json().setup.task.id}/messages`,

@@ -48,7 +48,9 @@ describe.each(DATABASE_KINDS)('keys and tenancy on %s', (kind) => {
   it('answers 401 with the envelope when the key is missing, malformed, unknown or revoked', async () => {
     const noKey = await t.app.inject({ method: 'GET', url: '/api/v1/projects' });
     expect(noKey.statusCode).toBe(401);
-    expect(noKey.json()).toMatchObject({ error: { code: 'unauthenticated', request_id: expect.stringMatching(/^req_/) } });
+    expect(noKey.json()).toMatchObject({
+      error: { code: 'unauthenticated', request_id: expect.stringMatching(/^req_/) },
+    });
     for (const authorization of ['Basic abc', 'Bearer', 'Bearer svc_ws_notarealkeyatall', 'Bearer nope']) {
       const res = await t.app.inject({ method: 'GET', url: '/api/v1/projects', headers: { authorization } });
       expect(res.statusCode, authorization).toBe(401);
@@ -61,8 +63,14 @@ describe.each(DATABASE_KINDS)('keys and tenancy on %s', (kind) => {
       payload: { name: 'short-lived' },
     });
     const { id, secret } = minted.json();
-    expect((await t.app.inject({ method: 'GET', url: '/api/v1/projects', headers: bearer(secret) })).statusCode).toBe(200);
-    const revoke = await t.app.inject({ method: 'DELETE', url: `/api/v1/keys/${id}`, headers: bearer(t.workspaceKey) });
+    expect(
+      (await t.app.inject({ method: 'GET', url: '/api/v1/projects', headers: bearer(secret) })).statusCode,
+    ).toBe(200);
+    const revoke = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/keys/${id}`,
+      headers: bearer(t.workspaceKey),
+    });
     expect(revoke.statusCode).toBe(200);
     expect(revoke.json().revoked_at).not.toBeNull();
     const after = await t.app.inject({ method: 'GET', url: '/api/v1/projects', headers: bearer(secret) });
@@ -80,7 +88,11 @@ describe.each(DATABASE_KINDS)('keys and tenancy on %s', (kind) => {
   });
 
   it('lets a pinned key read its own project without Project-ID', async () => {
-    const own = await t.app.inject({ method: 'GET', url: `/api/v1/projects/${projectA}`, headers: bearer(pinnedA) });
+    const own = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/projects/${projectA}`,
+      headers: bearer(pinnedA),
+    });
     expect(own.statusCode).toBe(200);
     expect(own.json().id).toBe(projectA);
     const list = await t.app.inject({ method: 'GET', url: '/api/v1/projects', headers: bearer(pinnedA) });
@@ -150,7 +162,11 @@ describe.each(DATABASE_KINDS)('keys and tenancy on %s', (kind) => {
   });
 
   it('asks a workspace key for Project-ID on project-scoped calls', async () => {
-    const res = await t.app.inject({ method: 'GET', url: `/api/v1/tasks/${taskB}`, headers: bearer(t.workspaceKey) });
+    const res = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/tasks/${taskB}`,
+      headers: bearer(t.workspaceKey),
+    });
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('project_required');
     const unknown = await t.app.inject({

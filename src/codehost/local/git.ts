@@ -5,6 +5,11 @@ import { promisify } from 'node:util';
 const run = promisify(execFile);
 
 export async function git(cwd: string, args: string[], maxBuffer = 256 * 1024 * 1024): Promise<string> {
-  const { stdout } = await run('git', args, { cwd, maxBuffer, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C' } });
+  const { stdout } = await run('git', args, {
+    cwd,
+    maxBuffer,
+    encoding: 'utf8',
+    env: { ...process.env, LC_ALL: 'C' },
+  });
   return stdout;
 }

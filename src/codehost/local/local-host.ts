@@ -18,12 +18,20 @@ export class LocalCodeHost implements CodeHost {
 
   /** The repository's directory, or null when there is none. Rejects names that could escape the dir. */
   async locate(fullName: string): Promise<string | null> {
-    if (!FULL_NAME.test(fullName) || fullName.split('/').some((part) => part === '.' || part === '..')) return null;
+    if (!FULL_NAME.test(fullName) || fullName.split('/').some((part) => part === '.' || part === '..'))
+      return null;
     const base = resolve(this.reposDir);
     for (const candidate of [join(base, fullName), join(base, `${fullName}.git`)]) {
-      const isDir = await stat(candidate).then((s) => s.isDirectory(), () => false);
+      const isDir = await stat(candidate).then(
+        (s) => s.isDirectory(),
+        () => false,
+      );
       if (!isDir) continue;
-      const inside = await git(candidate, ['rev-parse', '--is-inside-work-tree', '--is-bare-repository']).then(
+      const inside = await git(candidate, [
+        'rev-parse',
+        '--is-inside-work-tree',
+        '--is-bare-repository',
+      ]).then(
         (out) => out.includes('true'),
         () => false,
       );
@@ -41,7 +49,10 @@ export class LocalCodeHost implements CodeHost {
   async readTree(fullName: string): Promise<RepositoryTree> {
     const dir = await this.locate(fullName);
     if (!dir) {
-      throw new CodeHostError(`repository ${fullName} is not under ${resolve(this.reposDir)} (SVC_REPOS_DIR)`, 'not_found');
+      throw new CodeHostError(
+        `repository ${fullName} is not under ${resolve(this.reposDir)} (SVC_REPOS_DIR)`,
+        'not_found',
+      );
     }
     let commit: string;
     try {
@@ -57,7 +68,10 @@ export class LocalCodeHost implements CodeHost {
       if (tab < 0) continue;
       const [, type, , size] = entry.slice(0, tab).split(/\s+/);
       if (type !== 'blob') continue;
-      files.push({ path: entry.slice(tab + 1), size: size === '-' || size === undefined ? null : Number(size) });
+      files.push({
+        path: entry.slice(tab + 1),
+        size: size === '-' || size === undefined ? null : Number(size),
+      });
     }
     return { ref: 'HEAD', commit, files, truncated: false };
   }

@@ -12,16 +12,45 @@ import { projects } from '../../storage/schema';
 import type { TaskHandler } from '../types';
 
 const LANGUAGE_BY_EXTENSION: Record<string, string> = {
-  ts: 'typescript', tsx: 'typescript', mts: 'typescript', cts: 'typescript',
-  js: 'javascript', jsx: 'javascript', mjs: 'javascript', cjs: 'javascript',
-  py: 'python', go: 'go', rs: 'rust', java: 'java', kt: 'kotlin', rb: 'ruby', php: 'php',
-  cs: 'csharp', c: 'c', h: 'c', cc: 'cpp', cpp: 'cpp', hpp: 'cpp', swift: 'swift', scala: 'scala',
-  sh: 'shell', sql: 'sql',
+  ts: 'typescript',
+  tsx: 'typescript',
+  mts: 'typescript',
+  cts: 'typescript',
+  js: 'javascript',
+  jsx: 'javascript',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  py: 'python',
+  go: 'go',
+  rs: 'rust',
+  java: 'java',
+  kt: 'kotlin',
+  rb: 'ruby',
+  php: 'php',
+  cs: 'csharp',
+  c: 'c',
+  h: 'c',
+  cc: 'cpp',
+  cpp: 'cpp',
+  hpp: 'cpp',
+  swift: 'swift',
+  scala: 'scala',
+  sh: 'shell',
+  sql: 'sql',
 };
 
 const MANIFESTS = new Set([
-  'package.json', 'pyproject.toml', 'requirements.txt', 'setup.py', 'go.mod', 'Cargo.toml', 'pom.xml',
-  'build.gradle', 'build.gradle.kts', 'Gemfile', 'composer.json',
+  'package.json',
+  'pyproject.toml',
+  'requirements.txt',
+  'setup.py',
+  'go.mod',
+  'Cargo.toml',
+  'pom.xml',
+  'build.gradle',
+  'build.gradle.kts',
+  'Gemfile',
+  'composer.json',
 ]);
 
 export interface SetupEvidence {
@@ -48,8 +77,13 @@ export function inspectTree(repository: string, tree: RepositoryTree): SetupEvid
     const language = LANGUAGE_BY_EXTENSION[ext];
     if (language) languages[language] = (languages[language] ?? 0) + 1;
     if (MANIFESTS.has(name)) manifests.push(path);
-    if (path.startsWith('.github/workflows/') || path === '.gitlab-ci.yml' || path.startsWith('.ci/')) ci.push(path);
-    if (/(^|\/)(tests?|__tests__|spec)\//.test(path) || /\.(test|spec)\.\w+$/.test(name) || /^test_.*\.py$/.test(name)) {
+    if (path.startsWith('.github/workflows/') || path === '.gitlab-ci.yml' || path.startsWith('.ci/'))
+      ci.push(path);
+    if (
+      /(^|\/)(tests?|__tests__|spec)\//.test(path) ||
+      /\.(test|spec)\.\w+$/.test(name) ||
+      /^test_.*\.py$/.test(name)
+    ) {
       tests++;
     }
     if (/^(docs\/plans|prds|\.svc\/plans)\/.+\.md$/i.test(path)) plans.push(path);
@@ -69,9 +103,15 @@ export function inspectTree(repository: string, tree: RepositoryTree): SetupEvid
 
 export function setupHandler(codeHosts: CodeHosts): TaskHandler {
   return async (ctx) => {
-    if (!ctx.task.projectId) throw new RunFailure('project_run_mode_unreadable', 'a setup task must belong to a project');
-    const [project] = await ctx.db.orm.select().from(projects).where(eq(projects.id, ctx.task.projectId)).limit(1);
-    if (!project) throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
+    if (!ctx.task.projectId)
+      throw new RunFailure('project_run_mode_unreadable', 'a setup task must belong to a project');
+    const [project] = await ctx.db.orm
+      .select()
+      .from(projects)
+      .where(eq(projects.id, ctx.task.projectId))
+      .limit(1);
+    if (!project)
+      throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
     const host = codeHosts.forInstallation(project.installationId);
     if (!host) {
       throw new RunFailure(
@@ -80,20 +120,32 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
       );
     }
     ctx.setBackend({ harness: 'static-inspection', provider: null, model: null, preset: 'setup' });
-    await ctx.progress({ phase: 'reading', statusText: `reading ${project.repoFullName}`, currentStep: 'read_tree', pct: 10 });
+    await ctx.progress({
+      phase: 'reading',
+      statusText: `reading ${project.repoFullName}`,
+      currentStep: 'read_tree',
+      pct: 10,
+    });
     let tree: RepositoryTree;
     try {
       tree = await host.readTree(project.repoFullName);
     } catch (error) {
-      if (error instanceof CodeHostError) throw new RunFailure('tool_failed', `setup could not read the repository: ${error.message}`);
+      if (error instanceof CodeHostError)
+        throw new RunFailure('tool_failed', `setup could not read the repository: ${error.message}`);
       throw error;
     }
-    await ctx.progress({ phase: 'inspecting', statusText: `inspecting ${tree.files.length} files`, currentStep: 'inspect', pct: 60 });
+    await ctx.progress({
+      phase: 'inspecting',
+      statusText: `inspecting ${tree.files.length} files`,
+      currentStep: 'inspect',
+      pct: 60,
+    });
     const evidence = inspectTree(project.repoFullName, tree);
     const gaps: Gap[] = [
       {
         code: 'ai_setup_unavailable',
-        message: 'no LLM provider is configured, so setup inspected the tree statically and wrote no conventions',
+        message:
+          'no LLM provider is configured, so setup inspected the tree statically and wrote no conventions',
       },
       {
         code: 'repo_knowledge_not_written',
@@ -101,7 +153,10 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
       },
     ];
     if (evidence.manifests.length === 0) {
-      gaps.push({ code: 'no_manifest_found', message: 'no package manifest found; language versions are unknown' });
+      gaps.push({
+        code: 'no_manifest_found',
+        message: 'no package manifest found; language versions are unknown',
+      });
     }
     for (const gap of gaps) ctx.gap(gap);
     ctx.setSeedGraph({
@@ -117,9 +172,18 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
     await ctx.message(
       'assistant',
       `Read ${evidence.files} files of ${evidence.repository} at ${evidence.commit.slice(0, 12)}: ` +
-        `${Object.entries(evidence.languages).map(([l, n]) => `${l} ${n}`).join(', ') || 'no source files recognised'}.`,
+        `${
+          Object.entries(evidence.languages)
+            .map(([l, n]) => `${l} ${n}`)
+            .join(', ') || 'no source files recognised'
+        }.`,
     );
-    await ctx.progress({ phase: 'done', statusText: 'setup evidence recorded', currentStep: 'record', pct: 100 });
+    await ctx.progress({
+      phase: 'done',
+      statusText: 'setup evidence recorded',
+      currentStep: 'record',
+      pct: 100,
+    });
     return { evidence: evidence as unknown as Record<string, unknown> };
   };
 }

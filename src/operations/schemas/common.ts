@@ -7,7 +7,12 @@ export const nullableTimestamp = timestamp.nullable();
 /** `limit` 1-200 (default 50) and an opaque `cursor`, on every list. */
 export const listQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1-200 (default 50).'),
-  cursor: z.string().min(1).max(500).optional().describe('Opaque cursor from `next_cursor` of the previous page.'),
+  cursor: z
+    .string()
+    .min(1)
+    .max(500)
+    .optional()
+    .describe('Opaque cursor from `next_cursor` of the previous page.'),
 });
 
 export function listOf<T extends z.ZodType>(item: T) {

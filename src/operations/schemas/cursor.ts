@@ -21,7 +21,10 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | null 
     if (typeof id !== 'string' || Number.isNaN(date.getTime())) throw new Error('bad cursor');
     return { createdAt: date, id };
   } catch {
-    throw new ApiError('validation_failed', 'cursor is not one this service issued; pass next_cursor unchanged');
+    throw new ApiError(
+      'validation_failed',
+      'cursor is not one this service issued; pass next_cursor unchanged',
+    );
   }
 }
 

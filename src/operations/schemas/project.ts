@@ -8,7 +8,11 @@ export const repositoryInput = z.strictObject({
     .string()
     .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be in owner/repo form')
     .describe('Repository in owner/repo form.'),
-  installation_id: z.number().int().positive().describe('Id of the installed code-host app (1: the local git host).'),
+  installation_id: z
+    .number()
+    .int()
+    .positive()
+    .describe('Id of the installed code-host app (1: the local git host).'),
 });
 
 export const projectRecord = z.object({
@@ -16,7 +20,9 @@ export const projectRecord = z.object({
   id: z.string(),
   name: z.string(),
   repository: z.object({ full_name: z.string(), installation_id: z.number().int() }),
-  settings: z.record(z.string(), z.unknown()).describe('Effective project settings (stored values over defaults).'),
+  settings: z
+    .record(z.string(), z.unknown())
+    .describe('Effective project settings (stored values over defaults).'),
   created_at: timestamp,
   updated_at: timestamp,
 });

@@ -1,0 +1,154 @@
+/**
+ * The `svc` command as a user runs it: a real process on a fresh embedded data directory.
+ * serve prints a workspace key once, SVC_BOOTSTRAP_KEY is honoured, migrate and keys create
+ * work, and a second process on the same data directory is refused.
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const SVC = join(process.cwd(), 'bin', 'svc.mjs');
+const children: ChildProcess[] = [];
+
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+});
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
+function env(extra: Record<string, string>) {
+  const base = { ...process.env };
+  delete base.DATABASE_URL;
+  return { ...base, LOG_LEVEL: 'warn', ...extra };
+}
+
+/** Starts `svc serve` and resolves once it answers /healthz, with everything it wrote to stderr so far. */
+async function serve(
+  extra: Record<string, string>,
+): Promise<{ port: number; child: ChildProcess; stderr: () => string }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [SVC, 'serve', '--port', String(port)], { env: env(extra) });
+  children.push(child);
+  let stderr = '';
+  child.stderr?.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`svc serve exited ${child.exitCode}: ${stderr}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return { port, child, stderr: () => stderr };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`svc serve did not answer: ${stderr}`);
+}
+
+async function stop(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  child.kill('SIGTERM');
+  return exited;
+}
+
+describe('svc command', () => {
+  it('serve prints a workspace key once on first start, and never again', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    const first = await serve({ SVC_DATA_DIR: dataDir });
+    const key = /^(svc_ws_\S+)$/m.exec(first.stderr())?.[1];
+    expect(key).toBeDefined();
+    const res = await fetch(`http://127.0.0.1:${first.port}/api/v1/projects`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(res.status).toBe(200);
+    expect(await stop(first.child)).toBe(0);
+
+    const second = await serve({ SVC_DATA_DIR: dataDir });
+    expect(second.stderr()).not.toMatch(/svc_ws_/);
+    const again = await fetch(`http://127.0.0.1:${second.port}/api/v1/projects`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(again.status).toBe(200);
+
+    // The data directory is locked while the first process holds it.
+    const refused = await run(process.execPath, [SVC, 'migrate'], {
+      env: env({ SVC_DATA_DIR: dataDir }),
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused?.code).toBe(1);
+    expect(refused?.stderr).toMatch(/in use by another svc process/);
+    expect(await stop(second.child)).toBe(0);
+  });
+
+  it('takes SVC_BOOTSTRAP_KEY as the first workspace key, and refuses one that is not a workspace key', async () => {
+    const key = 'svc_ws_bootstrap-for-tests-0123456789';
+    const started = await serve({
+      SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-cli-')),
+      SVC_BOOTSTRAP_KEY: key,
+    });
+    expect(started.stderr()).not.toMatch(/shown once/);
+    const res = await fetch(`http://127.0.0.1:${started.port}/api/v1/keys`, {
+      headers: { authorization: `Bearer ${key}` },
+    });
+    expect(res.status).toBe(200);
+    expect((await res.json()).data[0].name).toMatch(/SVC_BOOTSTRAP_KEY/);
+    await stop(started.child);
+
+    const bad = await run(process.execPath, [SVC, 'serve', '--port', String(await freePort())], {
+      env: env({ SVC_DATA_DIR: mkdtempSync(join(tmpdir(), 'svc-cli-')), SVC_BOOTSTRAP_KEY: 'hunter2' }),
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(bad?.code).toBe(1);
+    expect(bad?.stderr).toMatch(/SVC_BOOTSTRAP_KEY must be a workspace key/);
+  });
+
+  it('migrate applies migrations; keys create mints a key the service accepts', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    const migrated = await run(process.execPath, [SVC, 'migrate'], { env: env({ SVC_DATA_DIR: dataDir }) });
+    expect(migrated.stdout).toMatch(/migrations applied/);
+    const created = await run(process.execPath, [SVC, 'keys', 'create', '--name', 'ci'], {
+      env: env({ SVC_DATA_DIR: dataDir }),
+    });
+    const secret = created.stdout.trim();
+    expect(secret).toMatch(/^svc_ws_/);
+    expect(created.stderr).toMatch(/shown once/);
+    const started = await serve({ SVC_DATA_DIR: dataDir });
+    // Keys existed already, so serve mints none.
+    expect(started.stderr()).not.toMatch(/svc_ws_/);
+    const res = await fetch(`http://127.0.0.1:${started.port}/api/v1/keys`, {
+      headers: { authorization: `Bearer ${secret}` },
+    });
+    expect(res.status).toBe(200);
+    await stop(started.child);
+
+    const missing = await run(process.execPath, [SVC, 'keys', 'create', '--project', 'prj_nope'], {
+      env: env({ SVC_DATA_DIR: dataDir }),
+    }).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(missing?.code).toBe(1);
+    expect(missing?.stderr).toMatch(/prj_nope was not found/);
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The review domain: diffs as reviewers see them, findings as reviewers report them, and the
+ * identity (fingerprint) that lets the ledger recognise a finding again on a later run.
+ */
+import { createHash } from 'node:crypto';
+import type { Gap } from './runs';
+
+export const SEVERITIES = ['P0', 'P1', 'P2'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+
+/** Lower is more severe. */
+export const severityRank = (s: Severity) => SEVERITIES.indexOf(s);
+export const mostSevere = (a: Severity, b: Severity): Severity => (severityRank(a) <= severityRank(b) ? a : b);
+
+/** An inclusive range of line numbers, 1-based. */
+export interface LineRange {
+  start: number;
+  end: number;
+}
+
+export type FileChange = 'added' | 'modified' | 'deleted' | 'renamed' | 'copied' | 'type_changed';
+
+export interface DiffLine {
+  kind: 'add' | 'del' | 'context';
+  text: string;
+  /** Line number in the old file (del, context). */
+  oldLine: number | null;
+  /** Line number in the new file (add, context). */
+  newLine: number | null;
+}
+
+export interface Hunk {
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  header: string;
+  lines: DiffLine[];
+}
+
+export interface DiffFile {
+  /** Path in the new tree (for a deleted file: its old path). */
+  path: string;
+  /** Path in the old tree when it differs (renames, copies). */
+  oldPath: string | null;
+  change: FileChange;
+  binary: boolean;
+  oldMode: string | null;
+  newMode: string | null;
+  /** Language id when recognised (typescript, javascript, python, …). */
+  language: string | null;
+  additions: number;
+  deletions: number;
+  /** New-file lines the change added, merged into sorted ranges: the only lines findings may point at. */
+  changedLines: LineRange[];
+  hunks: Hunk[];
+  /** Set when the file was not diffed in full (too large, binary, undecodable): the reason, by name. */
+  skipped: Gap | null;
+}
+
+export interface Diff {
+  base: string;
+  head: string;
+  files: DiffFile[];
+  /** Shortfalls of the diff as a whole (e.g. files skipped for size). */
+  gaps: Gap[];
+}
+
+/** What a reviewer reports, before merge and the ledger. */
+export interface FindingDraft {
+  severity: Severity;
+  path: string;
+  line: number;
+  endLine: number;
+  title: string;
+  /** Why it is a defect and how to fix it (markdown). */
+  body: string;
+  /** Rule id (`js/eval-injection`) or, for model reviewers, `llm/<category>`. */
+  rule: string;
+  category: string;
+  /** The reviewer that reported it. */
+  reviewer: string;
+  /** A replacement for lines line..endLine, when the reviewer can propose one. */
+  suggestion?: string | undefined;
+}
+
+export function isChangedLine(file: Pick<DiffFile, 'changedLines'>, line: number): boolean {
+  return file.changedLines.some((r) => line >= r.start && line <= r.end);
+}
+
+/** The changed line nearest to `line` in the file, or null when the file has no changed line. */
+export function snapToChangedLine(file: Pick<DiffFile, 'changedLines'>, line: number): number | null {
+  let best: number | null = null;
+  let bestDistance = Number.POSITIVE_INFINITY;
+  for (const r of file.changedLines) {
+    const candidate = line < r.start ? r.start : line > r.end ? r.end : line;
+    const distance = Math.abs(candidate - line);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Whitespace-insensitive form of source text, so re-indentation does not change identity. */
+export const normalizeAnchor = (text: string) => text.replace(/\s+/g, ' ').trim();
+
+/**
+ * A finding's identity across runs: where (path), what (rule) and the code it points at, not
+ * its line number, so an edit above it does not make it a new finding.
+ */
+export function findingFingerprint(input: { path: string; rule: string; anchorText: string }): string {
+  return createHash('sha256')
+    .update(`${input.path}\u0000${input.rule}\u0000${normalizeAnchor(input.anchorText)}`)
+    .digest('hex')
+    .slice(0, 32);
+}

@@ -1,0 +1,46 @@
+/**
+ * What a reviewer engine is given and gives back. Engines (builtin rules, LLM) know nothing of
+ * runs, storage or HTTP: they read a diff and the changed files and return findings.
+ */
+import type { Gap } from '../core/runs';
+import type { Diff, DiffFile, FindingDraft } from '../core/review';
+
+/** One changed file as a reviewer reads it: the diff entry and the new file's text. */
+export interface ReviewFile {
+  diff: DiffFile;
+  /** The file's content at head; null when deleted, binary or skipped. */
+  content: string | null;
+}
+
+export interface ReviewInput {
+  diff: Diff;
+  files: ReviewFile[];
+  /** Project guidance (`svc.review.guidance`), repository knowledge and current learnings. */
+  guidance: string;
+  learnings: string[];
+  signal: AbortSignal;
+}
+
+export interface SkillProvenance {
+  skill_id: string;
+  source: 'catalog' | 'project_override';
+  executed_hash: string;
+  base_catalog_hash?: string;
+}
+
+export interface UsageItem {
+  kind: string;
+  description: string;
+  quantity: number;
+  unit: string;
+  cost_usd: number | null;
+}
+
+export interface ReviewerResult {
+  findings: FindingDraft[];
+  gaps: Gap[];
+  usage: UsageItem[];
+  skills: SkillProvenance[];
+  /** What actually executed (provider/model for LLM reviewers). */
+  backend: { harness: string; provider: string | null; model: string | null };
+}

@@ -110,7 +110,8 @@ describe('svc command', () => {
       headers: { authorization: `Bearer ${key}` },
     });
     expect(res.status).toBe(200);
-    expect((await res.json()).data[0].name).toMatch(/SVC_BOOTSTRAP_KEY/);
+    const listed = (await res.json()) as { data: { name: string }[] };
+    expect(listed.data[0]?.name).toMatch(/SVC_BOOTSTRAP_KEY/);
     await stop(started.child);
 
     const bad = await run(process.execPath, [SVC, 'serve', '--port', String(await freePort())], {

@@ -24,6 +24,37 @@ CREATE TABLE "events" (
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "findings" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"ledger_key" text NOT NULL,
+	"pull_request_id" text,
+	"fingerprint" text NOT NULL,
+	"status" text NOT NULL,
+	"severity" text NOT NULL,
+	"path" text NOT NULL,
+	"line" integer NOT NULL,
+	"end_line" integer NOT NULL,
+	"title" text NOT NULL,
+	"body" text NOT NULL,
+	"rule" text NOT NULL,
+	"category" text NOT NULL,
+	"reviewers" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"suggestion" text,
+	"anchor_text" text NOT NULL,
+	"task_id" text NOT NULL,
+	"first_run_id" text NOT NULL,
+	"last_run_id" text NOT NULL,
+	"commit_sha" text,
+	"dismissed_reason" text,
+	"dismissed_at" timestamp with time zone,
+	"fixed_at" timestamp with time zone,
+	"fixed_run_id" text,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "idempotency_records" (
 	"holder" text NOT NULL,
 	"key" text NOT NULL,
@@ -39,6 +70,18 @@ CREATE TABLE "idempotency_records" (
 	CONSTRAINT "idempotency_records_holder_key_pk" PRIMARY KEY("holder","key")
 );
 --> statement-breakpoint
+CREATE TABLE "learnings" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"learning" text NOT NULL,
+	"why" text DEFAULT '' NOT NULL,
+	"learned_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"forgets_at" timestamp with time zone,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "projects" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -48,6 +91,75 @@ CREATE TABLE "projects" (
 	"settings" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "pull_requests" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"number" integer NOT NULL,
+	"title" text DEFAULT '' NOT NULL,
+	"author" text,
+	"draft" boolean DEFAULT false NOT NULL,
+	"state" text DEFAULT 'open' NOT NULL,
+	"base_ref" text,
+	"head_ref" text,
+	"base_sha" text,
+	"head_sha" text,
+	"review_status" text,
+	"last_reviewed_at" timestamp with time zone,
+	"last_review_run_id" text,
+	"auto_review" boolean DEFAULT true NOT NULL,
+	"auto_review_off_reason" text,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "review_results" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"task_id" text NOT NULL,
+	"run_id" text NOT NULL,
+	"pull_request_id" text,
+	"base_sha" text NOT NULL,
+	"head_sha" text NOT NULL,
+	"lineup" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"plan" jsonb DEFAULT '{}'::jsonb NOT NULL,
+	"counts" jsonb DEFAULT '{}'::jsonb NOT NULL,
+	"gaps" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "reviewer_model_stats" (
+	"workspace_id" text NOT NULL,
+	"reviewer_id" text NOT NULL,
+	"model" text NOT NULL,
+	"runs" integer DEFAULT 0 NOT NULL,
+	"findings" integer DEFAULT 0 NOT NULL,
+	"failures" integer DEFAULT 0 NOT NULL,
+	"total_ms" integer DEFAULT 0 NOT NULL,
+	"cost_usd" numeric(14, 6),
+	"last_used_at" timestamp with time zone,
+	CONSTRAINT "reviewer_model_stats_workspace_id_reviewer_id_model_pk" PRIMARY KEY("workspace_id","reviewer_id","model")
+);
+--> statement-breakpoint
+CREATE TABLE "reviewers" (
+	"workspace_id" text NOT NULL,
+	"id" text NOT NULL,
+	"name" text NOT NULL,
+	"description" text DEFAULT '' NOT NULL,
+	"engine" text NOT NULL,
+	"skill_id" text NOT NULL,
+	"skill_revision_id" text,
+	"model_pin" text NOT NULL,
+	"instructions" text,
+	"source" text NOT NULL,
+	"uses" integer DEFAULT 0 NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "reviewers_workspace_id_id_pk" PRIMARY KEY("workspace_id","id")
 );
 --> statement-breakpoint
 CREATE TABLE "run_messages" (
@@ -102,6 +214,16 @@ CREATE TABLE "runs" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "skill_revisions" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"skill_id" text NOT NULL,
+	"hash" text NOT NULL,
+	"base_catalog_hash" text,
+	"files" jsonb NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "tasks" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -136,15 +258,24 @@ CREATE TABLE "workspaces" (
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "api_keys" ADD CONSTRAINT "api_keys_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "projects" ADD CONSTRAINT "projects_workspace_id_workspaces_id_fk" FOREIGN KEY ("workspace_id") REFERENCES "public"."workspaces"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "pull_requests" ADD CONSTRAINT "pull_requests_project_id_projects_id_fk" FOREIGN KEY ("project_id") REFERENCES "public"."projects"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "run_messages" ADD CONSTRAINT "run_messages_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "runs" ADD CONSTRAINT "runs_task_id_tasks_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "api_keys_digest_idx" ON "api_keys" USING btree ("digest");--> statement-breakpoint
 CREATE INDEX "events_object_idx" ON "events" USING btree ("object_type","object_id","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "findings_identity_idx" ON "findings" USING btree ("ledger_key","fingerprint");--> statement-breakpoint
+CREATE INDEX "findings_project_idx" ON "findings" USING btree ("project_id","created_at");--> statement-breakpoint
+CREATE INDEX "findings_last_run_idx" ON "findings" USING btree ("last_run_id");--> statement-breakpoint
 CREATE INDEX "idempotency_expires_idx" ON "idempotency_records" USING btree ("expires_at");--> statement-breakpoint
+CREATE INDEX "learnings_project_idx" ON "learnings" USING btree ("project_id","forgets_at");--> statement-breakpoint
 CREATE INDEX "projects_workspace_idx" ON "projects" USING btree ("workspace_id","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "pull_requests_number_idx" ON "pull_requests" USING btree ("project_id","number");--> statement-breakpoint
+CREATE INDEX "review_results_project_idx" ON "review_results" USING btree ("project_id","created_at");--> statement-breakpoint
+CREATE INDEX "reviewers_uses_idx" ON "reviewers" USING btree ("workspace_id","uses");--> statement-breakpoint
 CREATE INDEX "run_messages_task_idx" ON "run_messages" USING btree ("task_id","seq");--> statement-breakpoint
 CREATE INDEX "runs_task_idx" ON "runs" USING btree ("task_id","created_at");--> statement-breakpoint
 CREATE INDEX "runs_pending_idx" ON "runs" USING btree ("available_at","created_at") WHERE status = 'pending';--> statement-breakpoint
 CREATE INDEX "runs_running_lease_idx" ON "runs" USING btree ("lease_expires_at") WHERE status = 'running';--> statement-breakpoint
 CREATE INDEX "runs_project_created_idx" ON "runs" USING btree ("project_id","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "skill_revisions_hash_idx" ON "skill_revisions" USING btree ("workspace_id","hash");--> statement-breakpoint
 CREATE INDEX "tasks_project_idx" ON "tasks" USING btree ("workspace_id","project_id","kind","created_at");

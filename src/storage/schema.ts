@@ -210,3 +210,176 @@ export const events = pgTable(
   },
   (t) => [index('events_object_idx').on(t.objectType, t.objectId, t.createdAt)],
 );
+
+/** A pull request svc has seen, with its review state (the spec's pull request row). */
+export const pullRequests = pgTable(
+  'pull_requests',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id')
+      .notNull()
+      .references(() => projects.id),
+    number: integer('number').notNull(),
+    title: text('title').notNull().default(''),
+    author: text('author'),
+    draft: boolean('draft').notNull().default(false),
+    state: text('state').notNull().default('open'),
+    baseRef: text('base_ref'),
+    headRef: text('head_ref'),
+    baseSha: text('base_sha'),
+    headSha: text('head_sha'),
+    /** trigger, planning, skipped, errored, reviewing, reviews_available, summarizing, reviewed */
+    reviewStatus: text('review_status'),
+    lastReviewedAt: ts('last_reviewed_at'),
+    lastReviewRunId: text('last_review_run_id'),
+    /** `@service review off` turns automatic review off for this pull request only. */
+    autoReview: boolean('auto_review').notNull().default(true),
+    autoReviewOffReason: text('auto_review_off_reason'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('pull_requests_number_idx').on(t.projectId, t.number)],
+);
+
+/**
+ * The findings ledger. One row per defect per ledger (a pull request, or one range review),
+ * recognised again across runs by its fingerprint.
+ */
+export const findings = pgTable(
+  'findings',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    /** `pr:<pull_request id>` or `task:<review task id>` for a commit-range review. */
+    ledgerKey: text('ledger_key').notNull(),
+    pullRequestId: text('pull_request_id'),
+    fingerprint: text('fingerprint').notNull(),
+    status: text('status').$type<'open' | 'fixed' | 'dismissed'>().notNull(),
+    severity: text('severity').$type<'P0' | 'P1' | 'P2'>().notNull(),
+    path: text('path').notNull(),
+    line: integer('line').notNull(),
+    endLine: integer('end_line').notNull(),
+    title: text('title').notNull(),
+    body: text('body').notNull(),
+    rule: text('rule').notNull(),
+    category: text('category').notNull(),
+    reviewers: jsonb('reviewers').$type<string[]>().notNull().default([]),
+    suggestion: text('suggestion'),
+    /** The normalized source the finding points at; gone at a later head means fixed. */
+    anchorText: text('anchor_text').notNull(),
+    /** The review task that produced it, and the runs that first and last reported it. */
+    taskId: text('task_id').notNull(),
+    firstRunId: text('first_run_id').notNull(),
+    lastRunId: text('last_run_id').notNull(),
+    commitSha: text('commit_sha'),
+    dismissedReason: text('dismissed_reason'),
+    dismissedAt: ts('dismissed_at'),
+    fixedAt: ts('fixed_at'),
+    fixedRunId: text('fixed_run_id'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('findings_identity_idx').on(t.ledgerKey, t.fingerprint),
+    index('findings_project_idx').on(t.projectId, t.createdAt),
+    index('findings_last_run_idx').on(t.lastRunId),
+  ],
+);
+
+/** One row per completed review pass: the spec's review-results collection. */
+export const reviewResults = pgTable(
+  'review_results',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    taskId: text('task_id').notNull(),
+    runId: text('run_id').notNull(),
+    pullRequestId: text('pull_request_id'),
+    baseSha: text('base_sha').notNull(),
+    headSha: text('head_sha').notNull(),
+    lineup: jsonb('lineup').$type<Record<string, unknown>[]>().notNull().default([]),
+    plan: jsonb('plan').$type<Record<string, unknown>>().notNull().default({}),
+    counts: jsonb('counts').$type<Record<string, number>>().notNull().default({}),
+    gaps: jsonb('gaps').$type<{ code: string; message: string }[]>().notNull().default([]),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('review_results_project_idx').on(t.projectId, t.createdAt)],
+);
+
+/** Reviewers: the catalog's (workspace copies, made at start) and ones users create. */
+export const reviewers = pgTable(
+  'reviewers',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    id: text('id').notNull(),
+    name: text('name').notNull(),
+    description: text('description').notNull().default(''),
+    /** `builtin` (rules) or `llm`. */
+    engine: text('engine').$type<'builtin' | 'llm'>().notNull(),
+    skillId: text('skill_id').notNull(),
+    /** Pinned immutable skill revision, or null for the catalog skill. */
+    skillRevisionId: text('skill_revision_id'),
+    /** The governed model pin: `builtin`, or `<provider>/<model>`. */
+    modelPin: text('model_pin').notNull(),
+    instructions: text('instructions'),
+    source: text('source').$type<'catalog' | 'custom'>().notNull(),
+    uses: integer('uses').notNull().default(0),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('reviewers_uses_idx').on(t.workspaceId, t.uses)],
+);
+
+/** What each reviewer measured on each model it ran with. */
+export const reviewerModelStats = pgTable(
+  'reviewer_model_stats',
+  {
+    workspaceId: text('workspace_id').notNull(),
+    reviewerId: text('reviewer_id').notNull(),
+    model: text('model').notNull(),
+    runs: integer('runs').notNull().default(0),
+    findings: integer('findings').notNull().default(0),
+    failures: integer('failures').notNull().default(0),
+    totalMs: integer('total_ms').notNull().default(0),
+    costUsd: numeric('cost_usd', { precision: 14, scale: 6, mode: 'number' }),
+    lastUsedAt: ts('last_used_at'),
+  },
+  (t) => [primaryKey({ columns: [t.workspaceId, t.reviewerId, t.model] })],
+);
+
+/** Immutable, content-addressed skill revisions (imports and project overrides). */
+export const skillRevisions = pgTable(
+  'skill_revisions',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    skillId: text('skill_id').notNull(),
+    /** SHA-256 over the sorted files, as computed at import. */
+    hash: text('hash').notNull(),
+    baseCatalogHash: text('base_catalog_hash'),
+    files: jsonb('files').$type<Record<string, string>>().notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('skill_revisions_hash_idx').on(t.workspaceId, t.hash)],
+);
+
+/** Learnings: one-sentence facts later reviews are told, until they are forgotten. */
+export const learnings = pgTable(
+  'learnings',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    learning: text('learning').notNull(),
+    why: text('why').notNull().default(''),
+    learnedAt: ts('learned_at').notNull().defaultNow(),
+    forgetsAt: ts('forgets_at'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('learnings_project_idx').on(t.projectId, t.forgetsAt)],
+);

@@ -7,37 +7,10 @@ import { eq } from 'drizzle-orm';
 import type { CodeHosts } from '../../codehost';
 import { CodeHostError, type RepositoryTree } from '../../codehost/types';
 import { RunFailure } from '../../core/failures';
+import { LANGUAGE_BY_EXTENSION } from '../../core/languages';
 import type { Gap } from '../../core/runs';
 import { projects } from '../../storage/schema';
 import type { TaskHandler } from '../types';
-
-const LANGUAGE_BY_EXTENSION: Record<string, string> = {
-  ts: 'typescript',
-  tsx: 'typescript',
-  mts: 'typescript',
-  cts: 'typescript',
-  js: 'javascript',
-  jsx: 'javascript',
-  mjs: 'javascript',
-  cjs: 'javascript',
-  py: 'python',
-  go: 'go',
-  rs: 'rust',
-  java: 'java',
-  kt: 'kotlin',
-  rb: 'ruby',
-  php: 'php',
-  cs: 'csharp',
-  c: 'c',
-  h: 'c',
-  cc: 'cpp',
-  cpp: 'cpp',
-  hpp: 'cpp',
-  swift: 'swift',
-  scala: 'scala',
-  sh: 'shell',
-  sql: 'sql',
-};
 
 const MANIFESTS = new Set([
   'package.json',

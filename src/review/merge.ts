@@ -1,0 +1,62 @@
+/**
+ * Merge and dedupe: reviewers that report the same defect (same file, overlapping lines, same
+ * kind of problem) become one finding, keeping the highest severity and naming every reviewer.
+ */
+import { type FindingDraft, mostSevere, severityRank } from '../core/review';
+
+export interface MergedFinding extends FindingDraft {
+  reviewers: string[];
+}
+
+/** Free-form categories (from model reviewers) folded onto the rule engines' ones. */
+export function canonicalCategory(category: string): string {
+  const c = category.toLowerCase();
+  if (/secret|credential|token leak|api key/.test(c)) return 'secrets';
+  if (/secur|inject|xss|ssrf|travers|crypto|deserial|auth/.test(c)) return 'security';
+  if (/perf/.test(c)) return 'performance';
+  if (/bug|correct|logic|error|async|promise|null|race/.test(c)) return 'correctness';
+  return c || 'general';
+}
+
+const overlaps = (a: FindingDraft, b: FindingDraft) => a.line <= b.endLine + 1 && b.line <= a.endLine + 1;
+
+/** Deterministic engines first on ties, so the kept title and rule do not flip between runs. */
+function primaryFirst(a: FindingDraft, b: FindingDraft): number {
+  const bySeverity = severityRank(a.severity) - severityRank(b.severity);
+  if (bySeverity !== 0) return bySeverity;
+  const aModel = a.rule.startsWith('llm/') ? 1 : 0;
+  const bModel = b.rule.startsWith('llm/') ? 1 : 0;
+  return aModel - bModel || a.rule.localeCompare(b.rule) || a.line - b.line;
+}
+
+export function mergeFindings(drafts: FindingDraft[]): MergedFinding[] {
+  const groups: FindingDraft[][] = [];
+  const byPath = new Map<string, FindingDraft[][]>();
+  for (const draft of [...drafts].sort(primaryFirst)) {
+    const candidates = byPath.get(draft.path) ?? [];
+    const category = canonicalCategory(draft.category);
+    const group = candidates.find((g) =>
+      g.some((member) => overlaps(member, draft) && (member.rule === draft.rule || canonicalCategory(member.category) === category)),
+    );
+    if (group) group.push(draft);
+    else {
+      const created = [draft];
+      candidates.push(created);
+      byPath.set(draft.path, candidates);
+      groups.push(created);
+    }
+  }
+  return groups.map((group) => {
+    const [primary, ...rest] = group as [FindingDraft, ...FindingDraft[]];
+    const severity = rest.reduce((s, d) => mostSevere(s, d.severity), primary.severity);
+    const reviewers = [...new Set(group.map((d) => d.reviewer))];
+    // Two copies of one rule on overlapping lines are one finding; keep the primary's span.
+    return {
+      ...primary,
+      severity,
+      category: canonicalCategory(primary.category),
+      reviewers,
+      suggestion: primary.suggestion ?? rest.find((d) => d.suggestion)?.suggestion,
+    };
+  });
+}

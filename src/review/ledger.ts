@@ -43,7 +43,10 @@ function anchorOf(text: string | null, line: number, endLine: number): string {
 }
 
 /** Fingerprints for this run's findings; identical code flagged twice in a file stays two findings. */
-export function fingerprintAll(found: MergedFinding[], headText: HeadText): { finding: MergedFinding; fingerprint: string; anchor: string }[] {
+export function fingerprintAll(
+  found: MergedFinding[],
+  headText: HeadText,
+): { finding: MergedFinding; fingerprint: string; anchor: string }[] {
   const occurrences = new Map<string, number>();
   return [...found]
     .sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line)
@@ -55,7 +58,11 @@ export function fingerprintAll(found: MergedFinding[], headText: HeadText): { fi
       return {
         finding,
         anchor,
-        fingerprint: findingFingerprint({ path: finding.path, rule: finding.rule, anchorText: n === 1 ? anchor : `${anchor}#${n}` }),
+        fingerprint: findingFingerprint({
+          path: finding.path,
+          rule: finding.rule,
+          anchorText: n === 1 ? anchor : `${anchor}#${n}`,
+        }),
       };
     });
 }

@@ -14,7 +14,9 @@ export interface LineupEntry {
   skillRevisionId: string | null;
 }
 
-export type ReviewerItem = string | { reviewer_id: string; model?: string | undefined; skill_revision_id?: string | undefined };
+export type ReviewerItem =
+  | string
+  | { reviewer_id: string; model?: string | undefined; skill_revision_id?: string | undefined };
 
 export function parseReviewerItem(item: ReviewerItem): LineupEntry {
   if (typeof item !== 'string') {
@@ -26,7 +28,8 @@ export function parseReviewerItem(item: ReviewerItem): LineupEntry {
     };
   }
   const explicitAuto = /^svc:([^:]+):auto$/.exec(item);
-  if (explicitAuto?.[1]) return { key: explicitAuto[1], reviewerId: explicitAuto[1], model: null, skillRevisionId: null };
+  if (explicitAuto?.[1])
+    return { key: explicitAuto[1], reviewerId: explicitAuto[1], model: null, skillRevisionId: null };
   const at = item.indexOf('@');
   if (at < 0) return { key: item, reviewerId: item, model: null, skillRevisionId: null };
   const reviewerId = item.slice(0, at);

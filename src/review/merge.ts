@@ -36,7 +36,11 @@ export function mergeFindings(drafts: FindingDraft[]): MergedFinding[] {
     const candidates = byPath.get(draft.path) ?? [];
     const category = canonicalCategory(draft.category);
     const group = candidates.find((g) =>
-      g.some((member) => overlaps(member, draft) && (member.rule === draft.rule || canonicalCategory(member.category) === category)),
+      g.some(
+        (member) =>
+          overlaps(member, draft) &&
+          (member.rule === draft.rule || canonicalCategory(member.category) === category),
+      ),
     );
     if (group) group.push(draft);
     else {

@@ -45,7 +45,9 @@ export function planLineup(input: PlanInput): Plan {
     if (file.language) languages[file.language] = (languages[file.language] ?? 0) + 1;
     changedLines += file.additions;
   }
-  const reviewable = input.diff.files.some((f) => !f.skipped && f.change !== 'deleted' && f.changedLines.length > 0);
+  const reviewable = input.diff.files.some(
+    (f) => !f.skipped && f.change !== 'deleted' && f.changedLines.length > 0,
+  );
   const ruleLanguages = Object.keys(languages).filter((l) => RULE_LANGUAGES.has(l));
   const width = modelReviewerWidth(input.budgetUsd);
   const reasons: Plan['reasons'] = [];
@@ -58,8 +60,8 @@ export function planLineup(input: PlanInput): Plan {
 
   let modelSlots = width;
   // Catalog reviewers in a fixed order, then custom ones by popularity: plans are reproducible.
-  const ordered = [...input.reviewers].sort(
-    (a, b) => (a.source === b.source ? b.uses - a.uses || a.id.localeCompare(b.id) : a.source === 'catalog' ? -1 : 1),
+  const ordered = [...input.reviewers].sort((a, b) =>
+    a.source === b.source ? b.uses - a.uses || a.id.localeCompare(b.id) : a.source === 'catalog' ? -1 : 1,
   );
   for (const reviewer of ordered) {
     if (!reviewable) {
@@ -68,8 +70,10 @@ export function planLineup(input: PlanInput): Plan {
     }
     if (reviewer.engine === 'builtin') {
       if (reviewer.skillId === 'secrets') take(reviewer, 'credentials can hide in any changed text file');
-      else if (ruleLanguages.length > 0) take(reviewer, `rules cover the changed ${ruleLanguages.join(', ')} files`);
-      else skip(reviewer, 'no changed file is in a language its rules cover (JavaScript, TypeScript, Python)');
+      else if (ruleLanguages.length > 0)
+        take(reviewer, `rules cover the changed ${ruleLanguages.join(', ')} files`);
+      else
+        skip(reviewer, 'no changed file is in a language its rules cover (JavaScript, TypeScript, Python)');
       continue;
     }
     const provider = reviewer.modelPin.split('/')[0] ?? '';
@@ -79,7 +83,10 @@ export function planLineup(input: PlanInput): Plan {
       skip(reviewer, `budget $${input.budgetUsd} buys ${width} model reviewer(s); lineup already has them`);
     } else {
       modelSlots--;
-      take(reviewer, `budget $${input.budgetUsd} buys ${width} model reviewer(s); ${changedLines} changed lines`);
+      take(
+        reviewer,
+        `budget $${input.budgetUsd} buys ${width} model reviewer(s); ${changedLines} changed lines`,
+      );
     }
   }
   return {

@@ -19,14 +19,16 @@ export interface CatalogReviewer {
 }
 
 /** The default model of catalog LLM reviewers: SVC_LLM_DEFAULT_MODEL, else a small OpenAI model. */
-export const defaultLlmModel = (env: NodeJS.ProcessEnv = process.env) => env.SVC_LLM_DEFAULT_MODEL || 'openai/gpt-4o-mini';
+export const defaultLlmModel = (env: NodeJS.ProcessEnv = process.env) =>
+  env.SVC_LLM_DEFAULT_MODEL || 'openai/gpt-4o-mini';
 
 export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogReviewer[] {
   return [
     {
       id: 'security',
       name: 'Security rules',
-      description: 'Injection, eval, command execution, unsafe deserialization, weak crypto, XSS sinks, SSRF and path traversal (JavaScript, TypeScript, Python).',
+      description:
+        'Injection, eval, command execution, unsafe deserialization, weak crypto, XSS sinks, SSRF and path traversal (JavaScript, TypeScript, Python).',
       engine: 'builtin',
       skillId: 'security',
       modelPin: 'builtin',
@@ -34,7 +36,8 @@ export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogR
     {
       id: 'correctness',
       name: 'Correctness rules',
-      description: 'Floating promises, empty catch, assignment in condition, unreachable code, leftover debug statements.',
+      description:
+        'Floating promises, empty catch, assignment in condition, unreachable code, leftover debug statements.',
       engine: 'builtin',
       skillId: 'correctness',
       modelPin: 'builtin',
@@ -50,7 +53,8 @@ export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogR
     {
       id: 'general',
       name: 'General review (LLM)',
-      description: 'A model reads the diff for bugs, risky changes and unclear code; needs a configured LLM provider.',
+      description:
+        'A model reads the diff for bugs, risky changes and unclear code; needs a configured LLM provider.',
       engine: 'llm',
       skillId: 'general',
       modelPin: defaultLlmModel(env),
@@ -58,12 +62,20 @@ export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogR
   ];
 }
 
-export async function seedCatalogReviewers(db: Database, workspaceId: string, env: NodeJS.ProcessEnv = process.env) {
+export async function seedCatalogReviewers(
+  db: Database,
+  workspaceId: string,
+  env: NodeJS.ProcessEnv = process.env,
+) {
   const rows = catalogReviewers(env).map((r) => ({ ...r, workspaceId, source: 'catalog' as const }));
   await db.orm.insert(reviewers).values(rows).onConflictDoNothing();
 }
 
-export async function findReviewers(db: Database, workspaceId: string, ids: string[]): Promise<Map<string, ReviewerRow>> {
+export async function findReviewers(
+  db: Database,
+  workspaceId: string,
+  ids: string[],
+): Promise<Map<string, ReviewerRow>> {
   if (ids.length === 0) return new Map();
   const rows = await db.orm
     .select()

@@ -21,7 +21,13 @@ const draft = (over: Partial<FindingDraft>): FindingDraft => ({
 describe('mergeFindings', () => {
   it('merges reports of one defect from several reviewers, keeping the highest severity and every reviewer', () => {
     const merged = mergeFindings([
-      draft({ severity: 'P1', reviewer: 'general', rule: 'llm/injection', category: 'Injection', title: 'model says' }),
+      draft({
+        severity: 'P1',
+        reviewer: 'general',
+        rule: 'llm/injection',
+        category: 'Injection',
+        title: 'model says',
+      }),
       draft({ severity: 'P0', reviewer: 'security', title: 'rule says' }),
     ]);
     expect(merged).toHaveLength(1);
@@ -57,7 +63,12 @@ describe('mergeFindings', () => {
 describe('parseLineup', () => {
   it('reads all three string forms and the object form', () => {
     expect(
-      parseLineup(['security', 'general@openai/gpt-4o-mini', 'svc:correctness:auto', { reviewer_id: 'general', model: 'compat/llama3' }]),
+      parseLineup([
+        'security',
+        'general@openai/gpt-4o-mini',
+        'svc:correctness:auto',
+        { reviewer_id: 'general', model: 'compat/llama3' },
+      ]),
     ).toEqual([
       { key: 'security', reviewerId: 'security', model: null, skillRevisionId: null },
       { key: 'general', reviewerId: 'general', model: 'openai/gpt-4o-mini', skillRevisionId: null },
@@ -109,13 +120,26 @@ const all = [
 
 describe('planLineup', () => {
   it('takes the rule reviewers for their languages and says why the model reviewer is left out', () => {
-    const plan = planLineup({ diff: diff([file('src/a.ts', 'typescript')]), budgetUsd: 1, reviewers: all, llmProviders: new Set() });
+    const plan = planLineup({
+      diff: diff([file('src/a.ts', 'typescript')]),
+      budgetUsd: 1,
+      reviewers: all,
+      llmProviders: new Set(),
+    });
     expect(plan.lineup.map((e) => e.reviewerId).sort()).toEqual(['correctness', 'secrets', 'security']);
-    expect(plan.reasons.find((r) => r.reviewer_id === 'general')).toMatchObject({ chosen: false, why: expect.stringMatching(/not configured/) });
+    expect(plan.reasons.find((r) => r.reviewer_id === 'general')).toMatchObject({
+      chosen: false,
+      why: expect.stringMatching(/not configured/),
+    });
   });
 
   it('uses only secrets on a change with no rule-covered language', () => {
-    const plan = planLineup({ diff: diff([file('main.go', 'go')]), budgetUsd: 1, reviewers: all, llmProviders: new Set() });
+    const plan = planLineup({
+      diff: diff([file('main.go', 'go')]),
+      budgetUsd: 1,
+      reviewers: all,
+      llmProviders: new Set(),
+    });
     expect(plan.lineup.map((e) => e.reviewerId)).toEqual(['secrets']);
   });
 
@@ -123,9 +147,19 @@ describe('planLineup', () => {
     expect(modelReviewerWidth(0.1)).toBe(0);
     expect(modelReviewerWidth(1)).toBe(1);
     expect(modelReviewerWidth(6)).toBe(3);
-    const cheap = planLineup({ diff: diff([file('a.py', 'python')]), budgetUsd: 0.1, reviewers: all, llmProviders: new Set(['openai']) });
+    const cheap = planLineup({
+      diff: diff([file('a.py', 'python')]),
+      budgetUsd: 0.1,
+      reviewers: all,
+      llmProviders: new Set(['openai']),
+    });
     expect(cheap.lineup.map((e) => e.reviewerId)).not.toContain('general');
-    const paid = planLineup({ diff: diff([file('a.py', 'python')]), budgetUsd: 1, reviewers: all, llmProviders: new Set(['openai']) });
+    const paid = planLineup({
+      diff: diff([file('a.py', 'python')]),
+      budgetUsd: 1,
+      reviewers: all,
+      llmProviders: new Set(['openai']),
+    });
     expect(paid.lineup.map((e) => e.reviewerId)).toContain('general');
     expect(paid.signals).toMatchObject({ budget_usd: 1, width: 1, languages: { python: 1 } });
   });

@@ -8,6 +8,7 @@ import type { Config } from './config';
 import { Engine } from './engine/engine';
 import { setupHandler } from './engine/kinds/setup';
 import type { Services } from './operations/services';
+import { seedCatalogReviewers } from './review/reviewer-catalog';
 import { type Database, openDatabase } from './storage/database';
 import { bootstrapKey, ensureWorkspace } from './storage/keys';
 import { migrate } from './storage/migrate';
@@ -31,6 +32,7 @@ export async function createServices(
   const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   await migrate(db);
   const workspaceId = await ensureWorkspace(db);
+  await seedCatalogReviewers(db, workspaceId);
   const bootstrap = await bootstrapKey(db, workspaceId, config.bootstrapKey);
   const { engine, codeHosts } = createEngine(config, db, logger);
   return { services: { config, db, engine, codeHosts, logger }, workspaceId, bootstrap };

@@ -14,7 +14,7 @@ export interface CatalogReviewer {
   description: string;
   engine: 'builtin' | 'llm';
   skillId: string;
-  /** Default pin: `builtin`, or `<provider>/<model>` for LLM reviewers. */
+  /** Default pin: `builtin/rules` for rule reviewers, or `<provider>/<model>` for LLM reviewers. */
   modelPin: string;
 }
 
@@ -31,7 +31,7 @@ export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogR
         'Injection, eval, command execution, unsafe deserialization, weak crypto, XSS sinks, SSRF and path traversal (JavaScript, TypeScript, Python).',
       engine: 'builtin',
       skillId: 'security',
-      modelPin: 'builtin',
+      modelPin: 'builtin/rules',
     },
     {
       id: 'correctness',
@@ -40,7 +40,7 @@ export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogR
         'Floating promises, empty catch, assignment in condition, unreachable code, leftover debug statements.',
       engine: 'builtin',
       skillId: 'correctness',
-      modelPin: 'builtin',
+      modelPin: 'builtin/rules',
     },
     {
       id: 'secrets',
@@ -48,7 +48,7 @@ export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogR
       description: 'Credentials committed in the change (secretlint, recommended preset with AWS keys).',
       engine: 'builtin',
       skillId: 'secrets',
-      modelPin: 'builtin',
+      modelPin: 'builtin/rules',
     },
     {
       id: 'general',

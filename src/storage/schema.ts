@@ -323,7 +323,7 @@ export const reviewers = pgTable(
     skillId: text('skill_id').notNull(),
     /** Pinned immutable skill revision, or null for the catalog skill. */
     skillRevisionId: text('skill_revision_id'),
-    /** The governed model pin: `builtin`, or `<provider>/<model>`. */
+    /** The governed model pin: `builtin/rules` for rule reviewers, or `<provider>/<model>`. */
     modelPin: text('model_pin').notNull(),
     instructions: text('instructions'),
     source: text('source').$type<'catalog' | 'custom'>().notNull(),

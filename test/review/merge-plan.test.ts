@@ -86,7 +86,7 @@ const reviewer = (over: Partial<ReviewerRow>): ReviewerRow => ({
   engine: 'builtin',
   skillId: 'security',
   skillRevisionId: null,
-  modelPin: 'builtin',
+  modelPin: 'builtin/rules',
   instructions: null,
   source: 'catalog',
   uses: 0,

@@ -1,7 +1,10 @@
 /**
- * What svc needs from a code host (the local git host, GitHub). This issue's slice: find a
- * repository and read its tree; pull requests, diffs and posting arrive with the reviews work.
+ * What svc needs from a code host (the local git host, GitHub), in svc's own terms: repositories,
+ * pull requests, ranges, diffs (src/core/review.ts), file contents, and the three things svc
+ * writes back (a check, a comment, a draft pull request). Nothing here is GitHub-specific.
  */
+import type { Diff } from '../core/review';
+
 export interface RepositoryTree {
   /** The ref that was read (e.g. HEAD, main). */
   ref: string;
@@ -11,6 +14,104 @@ export interface RepositoryTree {
   truncated: boolean;
 }
 
+export interface PullRequest {
+  number: number;
+  title: string;
+  /** The branch (or ref) the pull request merges into. */
+  baseRef: string;
+  /** The branch (or ref) the pull request proposes. */
+  headRef: string;
+  /** The tip of the base. */
+  baseSha: string;
+  headSha: string;
+  /**
+   * The merge base of base and head: the base of the diff a reviewer sees (what GitHub shows for
+   * a pull request). Null when the two share no history.
+   */
+  mergeBaseSha: string | null;
+  draft: boolean;
+  /** Who opened it (a login on GitHub; the head commit's author name locally). */
+  author: string | null;
+}
+
+/** Two ends of a range resolved to commits. */
+export interface ResolvedRange {
+  base: string;
+  head: string;
+  baseSha: string;
+  headSha: string;
+  /** Merge base of the two ends; null when they share no history. */
+  mergeBaseSha: string | null;
+}
+
+/** How much of a diff is read in full; a file over a limit is kept with `skipped` (`file_too_large`). */
+export interface DiffLimits {
+  /** The most bytes of patch text read for one file. */
+  maxFileBytes: number;
+  /** The most changed (added + deleted) lines read for one file. */
+  maxFileChangedLines: number;
+  /** Report copies (`copied`, with `oldPath`) besides renames. */
+  detectCopies: boolean;
+}
+
+export const DEFAULT_DIFF_LIMITS: DiffLimits = {
+  maxFileBytes: 1024 * 1024,
+  maxFileChangedLines: 20_000,
+  detectCopies: true,
+};
+
+export type CheckStatus = 'queued' | 'in_progress' | 'completed';
+export type CheckConclusion =
+  | 'success'
+  | 'failure'
+  | 'neutral'
+  | 'skipped'
+  | 'cancelled'
+  | 'action_required'
+  | 'timed_out';
+
+/** A check on a commit (`Service / Review`). With `id`, updates the check posted before. */
+export interface CheckInput {
+  id?: string | null;
+  name: string;
+  headSha: string;
+  status: CheckStatus;
+  /** Required when status is `completed`. */
+  conclusion?: CheckConclusion | null;
+  title: string;
+  summary: string;
+  /** Longer body (the structured fix prompt). */
+  text?: string | null;
+}
+
+/** A comment on a pull request: a summary when `path` is absent, else inline at `line` (..`endLine`). */
+export interface CommentInput {
+  pullRequest: number;
+  body: string;
+  path?: string | null;
+  line?: number | null;
+  endLine?: number | null;
+  /** The commit the line numbers refer to. */
+  commitSha?: string | null;
+  /** Reply to the comment with this id (a finding thread). */
+  inReplyTo?: string | null;
+}
+
+export interface DraftPullRequestInput {
+  title: string;
+  body: string;
+  /** The branch to merge into. */
+  baseRef: string;
+  /** The branch holding the change; it must already exist on the host. */
+  headRef: string;
+}
+
+/** What a host gives back for something svc wrote: its id there, and a link when it has one. */
+export interface Posted {
+  id: string;
+  url: string | null;
+}
+
 export interface CodeHost {
   readonly kind: 'local' | 'github';
   readonly installationId: number;
@@ -18,13 +119,36 @@ export interface CodeHost {
   repositoryExists(fullName: string): Promise<boolean>;
   /** The repository's tree at its default branch head. */
   readTree(fullName: string): Promise<RepositoryTree>;
+  /** The default branch's name. `not_found` when the repository has none. */
+  defaultBranch(fullName: string): Promise<string>;
+  /** Pull request `number`; `not_found` when there is none. */
+  getPullRequest(fullName: string, number: number): Promise<PullRequest>;
+  /** Resolves both ends (a branch, ref or commit id) to commits; `not_found` names the end that did not. */
+  resolveRange(fullName: string, base: string, head: string): Promise<ResolvedRange>;
+  /**
+   * The diff from `baseSha` to `headSha` exactly (two-point; pass a merge base for what a pull
+   * request shows). Limits default to DEFAULT_DIFF_LIMITS.
+   */
+  getDiff(fullName: string, baseSha: string, headSha: string, limits?: Partial<DiffLimits>): Promise<Diff>;
+  /** A file's bytes at `ref`; null when there is no file at that path. `invalid_input` for a bad path. */
+  readFile(fullName: string, ref: string, path: string): Promise<Buffer | null>;
+  /** Many files at one ref at once; the map holds every requested path (null when absent). */
+  readFiles(fullName: string, ref: string, paths: readonly string[]): Promise<Map<string, Buffer | null>>;
+  /** Creates (or, with `id`, updates) a check on a commit. */
+  postCheck(fullName: string, check: CheckInput): Promise<Posted>;
+  /** Comments on a pull request (summary or inline). */
+  postComment(fullName: string, comment: CommentInput): Promise<Posted>;
+  /** Opens a draft pull request from an existing branch; the id is its number. */
+  openDraftPullRequest(fullName: string, input: DraftPullRequestInput): Promise<Posted & { number: number }>;
 }
+
+export type CodeHostErrorReason = 'not_found' | 'invalid_input' | 'unsupported' | 'unavailable' | 'failed';
 
 /** The code host answered with something svc cannot use; the message says what. */
 export class CodeHostError extends Error {
   constructor(
     message: string,
-    readonly reason: 'not_found' | 'unavailable' | 'failed',
+    readonly reason: CodeHostErrorReason,
     options?: ErrorOptions,
   ) {
     super(message, options);

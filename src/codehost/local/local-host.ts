@@ -1,14 +1,88 @@
 /**
  * The local code host: every git repository under SVC_REPOS_DIR, as installation 1.
  * `owner/repo` is `DIR/owner/repo` (a work tree or a bare repository; `repo.git` works too).
+ *
+ * Pull request N is the ref `refs/pull/N/head`; its base is `refs/pull/N/base` when present, else
+ * the default branch (HEAD's branch, else `main`, else `master`). The diff a pull request shows
+ * is taken from the merge base of base and head, as on GitHub.
+ *
+ * Writing back: there is no remote to post to, so the local host keeps what svc writes in its
+ * own records inside the repository's git dir, as JSON lines, and says so (every `url` is null):
+ * - `postCheck` appends to `<git-dir>/svc/checks.jsonl` (an update appends a newer line with the
+ *   same id; the latest line per id is the check's state);
+ * - `postComment` appends to `<git-dir>/svc/comments.jsonl`;
+ * - `openDraftPullRequest` really opens a local pull request: it takes the next free N, points
+ *   `refs/pull/N/head` and `refs/pull/N/base` at the two branches (symbolic refs, so they follow
+ *   later commits as a pull request does), and appends title, body and `draft: true` to
+ *   `<git-dir>/svc/pulls.jsonl`, which `getPullRequest` reads back.
+ * `localRecords` reads the records back (for the CLI, the UI and tests).
  */
-import { stat } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { appendFile, mkdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { type CodeHost, CodeHostError, type RepositoryTree } from '../types';
-import { git } from './git';
+import type { Diff } from '../../core/review';
+import {
+  type CheckInput,
+  type CodeHost,
+  CodeHostError,
+  type CommentInput,
+  DEFAULT_DIFF_LIMITS,
+  type DiffLimits,
+  type DraftPullRequestInput,
+  type Posted,
+  type PullRequest,
+  type RepositoryTree,
+  type ResolvedRange,
+} from '../types';
+import { GitDiffParser } from './diff-parser';
+import { GitFailure, git, gitBuffer, gitOrNull, gitStream } from './git';
 
 export const LOCAL_INSTALLATION_ID = 1;
 const FULL_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+
+export type LocalRecordKind = 'checks' | 'comments' | 'pulls';
+
+export interface LocalPullRecord {
+  number: number;
+  title: string;
+  body: string;
+  baseRef: string;
+  headRef: string;
+  draft: boolean;
+  at: string;
+}
+
+/** A ref as a user would type it; refuses what git could read as an option or what cannot be one line. */
+function checkRef(ref: string, what: string): void {
+  if (
+    typeof ref !== 'string' ||
+    ref.length === 0 ||
+    ref.length > 1024 ||
+    ref.startsWith('-') ||
+    /[\0\n\r]/.test(ref)
+  )
+    throw new CodeHostError(
+      `${what} ${JSON.stringify(ref)} is not a valid ref or commit id`,
+      'invalid_input',
+    );
+}
+
+/** A repository-relative file path: no absolute paths, no `.`/`..`/empty segments. */
+export function checkRepoPath(path: string): void {
+  if (
+    typeof path !== 'string' ||
+    path.length === 0 ||
+    path.includes('\0') ||
+    path.startsWith('/') ||
+    path.split('/').some((part) => part === '' || part === '.' || part === '..')
+  ) {
+    throw new CodeHostError(
+      `path ${JSON.stringify(path)} is not a file path inside the repository (relative, without . or .. segments)`,
+      'invalid_input',
+    );
+  }
+}
 
 export class LocalCodeHost implements CodeHost {
   readonly kind = 'local' as const;
@@ -18,7 +92,11 @@ export class LocalCodeHost implements CodeHost {
 
   /** The repository's directory, or null when there is none. Rejects names that could escape the dir. */
   async locate(fullName: string): Promise<string | null> {
-    if (!FULL_NAME.test(fullName) || fullName.split('/').some((part) => part === '.' || part === '..'))
+    if (
+      typeof fullName !== 'string' ||
+      !FULL_NAME.test(fullName) ||
+      fullName.split('/').some((part) => part === '.' || part === '..')
+    )
       return null;
     const base = resolve(this.reposDir);
     for (const candidate of [join(base, fullName), join(base, `${fullName}.git`)]) {
@@ -46,7 +124,8 @@ export class LocalCodeHost implements CodeHost {
     return (await this.locate(fullName)) !== null;
   }
 
-  async readTree(fullName: string): Promise<RepositoryTree> {
+  /** The repository's directory; `not_found` when there is none. */
+  private async repo(fullName: string): Promise<string> {
     const dir = await this.locate(fullName);
     if (!dir) {
       throw new CodeHostError(
@@ -54,6 +133,11 @@ export class LocalCodeHost implements CodeHost {
         'not_found',
       );
     }
+    return dir;
+  }
+
+  async readTree(fullName: string): Promise<RepositoryTree> {
+    const dir = await this.repo(fullName);
     let commit: string;
     try {
       commit = (await git(dir, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
@@ -74,5 +158,359 @@ export class LocalCodeHost implements CodeHost {
       });
     }
     return { ref: 'HEAD', commit, files, truncated: false };
+  }
+
+  /** The commit a ref, branch or commit id names, or null. */
+  private async commitOf(dir: string, ref: string): Promise<string | null> {
+    const out = await gitOrNull(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    return out?.trim() || null;
+  }
+
+  private async refExists(dir: string, ref: string): Promise<boolean> {
+    return (await gitOrNull(dir, ['show-ref', '--verify', '--quiet', ref])) !== null;
+  }
+
+  private async mergeBase(dir: string, a: string, b: string): Promise<string | null> {
+    const out = await gitOrNull(dir, ['merge-base', a, b]);
+    return out?.trim() || null;
+  }
+
+  async defaultBranch(fullName: string): Promise<string> {
+    return this.defaultBranchOf(await this.repo(fullName), fullName);
+  }
+
+  private async defaultBranchOf(dir: string, fullName: string): Promise<string> {
+    const head = (await gitOrNull(dir, ['symbolic-ref', '-q', 'HEAD']))?.trim();
+    if (head?.startsWith('refs/heads/') && (await this.refExists(dir, head)))
+      return head.slice('refs/heads/'.length);
+    for (const name of ['main', 'master']) {
+      if (await this.refExists(dir, `refs/heads/${name}`)) return name;
+    }
+    throw new CodeHostError(
+      `repository ${fullName} has no default branch: HEAD names no existing branch and there is no main or master`,
+      'not_found',
+    );
+  }
+
+  async getPullRequest(fullName: string, number: number): Promise<PullRequest> {
+    if (!Number.isSafeInteger(number) || number < 1)
+      throw new CodeHostError(`pull request number ${number} is not a positive integer`, 'invalid_input');
+    const dir = await this.repo(fullName);
+    const headName = `refs/pull/${number}/head`;
+    const baseName = `refs/pull/${number}/base`;
+    const headSha = await this.commitOf(dir, headName);
+    if (!headSha)
+      throw new CodeHostError(`pull request ${number} not found in ${fullName}: no ${headName}`, 'not_found');
+    const record = (await this.localRecords<LocalPullRecord>(fullName, 'pulls'))
+      .filter((r) => r.number === number)
+      .at(-1);
+    const branchOf = async (ref: string) => {
+      const target = (await gitOrNull(dir, ['symbolic-ref', '-q', ref]))?.trim();
+      return target?.startsWith('refs/heads/') ? target.slice('refs/heads/'.length) : null;
+    };
+    let baseRef: string;
+    let baseSha = await this.commitOf(dir, baseName);
+    if (baseSha) {
+      baseRef = record?.baseRef ?? (await branchOf(baseName)) ?? baseName;
+    } else {
+      baseRef = await this.defaultBranchOf(dir, fullName);
+      baseSha = await this.commitOf(dir, `refs/heads/${baseRef}`);
+      if (!baseSha)
+        throw new CodeHostError(
+          `pull request ${number} in ${fullName}: base ${baseRef} has no commit`,
+          'not_found',
+        );
+    }
+    const headRef = record?.headRef ?? (await branchOf(headName)) ?? headName;
+    const [author = '', subject = ''] = (await git(dir, ['show', '-s', '--format=%an%x00%s', headSha]))
+      .replace(/\n$/, '')
+      .split('\0');
+    return {
+      number,
+      title: record?.title ?? subject,
+      baseRef,
+      headRef,
+      baseSha,
+      headSha,
+      mergeBaseSha: await this.mergeBase(dir, baseSha, headSha),
+      draft: record?.draft ?? false,
+      author: author || null,
+    };
+  }
+
+  async resolveRange(fullName: string, base: string, head: string): Promise<ResolvedRange> {
+    const dir = await this.repo(fullName);
+    const { baseSha, headSha } = await this.resolveEnds(dir, fullName, base, head);
+    return { base, head, baseSha, headSha, mergeBaseSha: await this.mergeBase(dir, baseSha, headSha) };
+  }
+
+  private async resolveEnds(
+    dir: string,
+    fullName: string,
+    base: string,
+    head: string,
+  ): Promise<{ baseSha: string; headSha: string }> {
+    checkRef(base, 'base');
+    checkRef(head, 'head');
+    const [baseSha, headSha] = await Promise.all([this.commitOf(dir, base), this.commitOf(dir, head)]);
+    if (!baseSha || !headSha) {
+      const missing = [
+        !baseSha && `base ${JSON.stringify(base)}`,
+        !headSha && `head ${JSON.stringify(head)}`,
+      ];
+      const named = missing.filter(Boolean);
+      throw new CodeHostError(
+        `range ${base}..${head} does not resolve in ${fullName}: ${named.join(' and ')} ` +
+          `${named.length > 1 ? 'are' : 'is'} not a branch, ref or commit`,
+        'not_found',
+      );
+    }
+    return { baseSha, headSha };
+  }
+
+  async getDiff(
+    fullName: string,
+    baseSha: string,
+    headSha: string,
+    limits?: Partial<DiffLimits>,
+  ): Promise<Diff> {
+    const dir = await this.repo(fullName);
+    const range = await this.resolveEnds(dir, fullName, baseSha, headSha);
+    const effective: DiffLimits = { ...DEFAULT_DIFF_LIMITS, ...limits };
+    const parser = new GitDiffParser(range.baseSha, range.headSha, effective);
+    const args = [
+      '-c',
+      'core.quotepath=off',
+      '-c',
+      'diff.noprefix=false',
+      '-c',
+      'diff.mnemonicPrefix=false',
+      '-c',
+      'diff.suppressBlankEmpty=false',
+      '-c',
+      'diff.relative=false',
+      'diff',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--submodule=short',
+      '--src-prefix=a/',
+      '--dst-prefix=b/',
+      '-U3',
+      '-M',
+      ...(effective.detectCopies ? ['-C'] : []),
+      '-z',
+      '--raw',
+      '--numstat',
+      '-p',
+      range.baseSha,
+      range.headSha,
+      '--',
+    ];
+    try {
+      const { stderr } = await gitStream(dir, args, (chunk) => parser.push(chunk));
+      return parser.end(stderr);
+    } catch (error) {
+      if (error instanceof GitFailure)
+        throw new CodeHostError(`git diff failed in ${fullName}: ${error.message}`, 'failed', {
+          cause: error,
+        });
+      throw error;
+    }
+  }
+
+  async readFile(fullName: string, ref: string, path: string): Promise<Buffer | null> {
+    return (await this.readFiles(fullName, ref, [path])).get(path) ?? null;
+  }
+
+  /** One `git cat-file --batch` for all paths. */
+  async readFiles(
+    fullName: string,
+    ref: string,
+    paths: readonly string[],
+  ): Promise<Map<string, Buffer | null>> {
+    checkRef(ref, 'ref');
+    for (const path of paths) checkRepoPath(path);
+    const dir = await this.repo(fullName);
+    const commit = await this.commitOf(dir, ref);
+    if (!commit)
+      throw new CodeHostError(
+        `ref ${JSON.stringify(ref)} does not resolve to a commit in ${fullName}`,
+        'not_found',
+      );
+    const unique = [...new Set(paths)];
+    // A batch request is one line; a path with a line break is looked up on its own first.
+    const requests = await Promise.all(
+      unique.map(async (path) =>
+        /[\n\r]/.test(path)
+          ? ((await gitOrNull(dir, ['rev-parse', '--verify', '--quiet', `${commit}:${path}`]))?.trim() ??
+            'missing')
+          : `${commit}:${path}`,
+      ),
+    );
+    const out = await gitBuffer(dir, ['cat-file', '--batch'], `${requests.join('\n')}\n`);
+    const result = new Map<string, Buffer | null>();
+    let at = 0;
+    for (const path of unique) {
+      const nl = out.indexOf(10, at);
+      if (nl < 0) {
+        result.set(path, null);
+        continue;
+      }
+      const header = out.toString('latin1', at, nl);
+      at = nl + 1;
+      const match = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(header);
+      if (!match) {
+        result.set(path, null);
+        continue;
+      }
+      const size = Number(match[3]);
+      result.set(path, match[2] === 'blob' ? Buffer.from(out.subarray(at, at + size)) : null);
+      at += size + 1;
+    }
+    return result;
+  }
+
+  private async svcDir(fullName: string): Promise<string> {
+    const dir = await this.repo(fullName);
+    const gitDir = (await git(dir, ['rev-parse', '--absolute-git-dir'])).trim();
+    return join(gitDir, 'svc');
+  }
+
+  private async append(fullName: string, kind: LocalRecordKind, record: object): Promise<void> {
+    const dir = await this.svcDir(fullName);
+    await mkdir(dir, { recursive: true });
+    await appendFile(join(dir, `${kind}.jsonl`), `${JSON.stringify(record)}\n`);
+  }
+
+  /** What svc wrote to this repository's local records, oldest first. */
+  async localRecords<T = Record<string, unknown>>(fullName: string, kind: LocalRecordKind): Promise<T[]> {
+    const file = join(await this.svcDir(fullName), `${kind}.jsonl`);
+    const text = await readFile(file, 'utf8').catch(() => '');
+    return text
+      .split('\n')
+      .filter((line) => line.trim() !== '')
+      .flatMap((line) => {
+        try {
+          return [JSON.parse(line) as T];
+        } catch {
+          return []; // a torn last line from a crash is not a record
+        }
+      });
+  }
+
+  /** Records the check in `<git-dir>/svc/checks.jsonl` (see the file comment); url is null. */
+  async postCheck(fullName: string, check: CheckInput): Promise<Posted> {
+    if (!OID.test(check.headSha))
+      throw new CodeHostError(
+        `check head ${JSON.stringify(check.headSha)} is not a full commit id`,
+        'invalid_input',
+      );
+    if (check.status === 'completed' && !check.conclusion)
+      throw new CodeHostError('a completed check needs a conclusion', 'invalid_input');
+    const dir = await this.repo(fullName);
+    if (!(await this.commitOf(dir, check.headSha)))
+      throw new CodeHostError(`commit ${check.headSha} not found in ${fullName}`, 'not_found');
+    let id = check.id ?? null;
+    if (id) {
+      const known = (await this.localRecords<{ id: string }>(fullName, 'checks')).some((r) => r.id === id);
+      if (!known) throw new CodeHostError(`check ${id} not found in ${fullName}`, 'not_found');
+    } else {
+      id = `local-check-${randomUUID()}`;
+    }
+    await this.append(fullName, 'checks', {
+      id,
+      name: check.name,
+      head_sha: check.headSha,
+      status: check.status,
+      conclusion: check.conclusion ?? null,
+      title: check.title,
+      summary: check.summary,
+      text: check.text ?? null,
+      at: new Date().toISOString(),
+    });
+    return { id, url: null };
+  }
+
+  /** Records the comment in `<git-dir>/svc/comments.jsonl` (see the file comment); url is null. */
+  async postComment(fullName: string, comment: CommentInput): Promise<Posted> {
+    const dir = await this.repo(fullName);
+    if (!(await this.commitOf(dir, `refs/pull/${comment.pullRequest}/head`)))
+      throw new CodeHostError(
+        `pull request ${comment.pullRequest} not found in ${fullName}: no refs/pull/${comment.pullRequest}/head`,
+        'not_found',
+      );
+    if (comment.path != null) {
+      checkRepoPath(comment.path);
+      if (comment.line == null) throw new CodeHostError('an inline comment needs a line', 'invalid_input');
+    }
+    if (comment.inReplyTo) {
+      const known = (await this.localRecords<{ id: string }>(fullName, 'comments')).some(
+        (r) => r.id === comment.inReplyTo,
+      );
+      if (!known)
+        throw new CodeHostError(`comment ${comment.inReplyTo} not found in ${fullName}`, 'not_found');
+    }
+    const id = `local-comment-${randomUUID()}`;
+    await this.append(fullName, 'comments', {
+      id,
+      pull_request: comment.pullRequest,
+      body: comment.body,
+      path: comment.path ?? null,
+      line: comment.line ?? null,
+      end_line: comment.endLine ?? null,
+      commit_sha: comment.commitSha ?? null,
+      in_reply_to: comment.inReplyTo ?? null,
+      at: new Date().toISOString(),
+    });
+    return { id, url: null };
+  }
+
+  /** Opens local pull request N from `headRef` into `baseRef` (see the file comment). */
+  async openDraftPullRequest(
+    fullName: string,
+    input: DraftPullRequestInput,
+  ): Promise<Posted & { number: number }> {
+    checkRef(input.baseRef, 'base');
+    checkRef(input.headRef, 'head');
+    const dir = await this.repo(fullName);
+    const branch = async (name: string, what: string) => {
+      const ref = name.startsWith('refs/') ? name : `refs/heads/${name}`;
+      const sha = await this.commitOf(dir, ref);
+      if (!sha) throw new CodeHostError(`${what} branch ${name} not found in ${fullName}`, 'not_found');
+      return { ref, sha };
+    };
+    const head = await branch(input.headRef, 'head');
+    const base = await branch(input.baseRef, 'base');
+    const taken = (await git(dir, ['for-each-ref', '--format=%(refname)', 'refs/pull/']))
+      .split('\n')
+      .map((ref) => /^refs\/pull\/(\d+)\//.exec(ref)?.[1])
+      .filter((n): n is string => n !== undefined)
+      .map(Number);
+    let number = Math.max(0, ...taken) + 1;
+    const zero = '0'.repeat(head.sha.length);
+    // update-ref with a zero old value creates only when absent, so two openers never share an N.
+    for (; ; number++) {
+      const created = await gitOrNull(dir, ['update-ref', `refs/pull/${number}/head`, head.sha, zero]);
+      if (created !== null) break;
+      if (number > 1_000_000) throw new CodeHostError(`no free pull request number in ${fullName}`, 'failed');
+    }
+    const link = async (name: string, target: { ref: string; sha: string }) => {
+      if (target.ref.startsWith('refs/heads/')) await git(dir, ['symbolic-ref', name, target.ref]);
+      else await git(dir, ['update-ref', name, target.sha]);
+    };
+    await link(`refs/pull/${number}/head`, head);
+    await link(`refs/pull/${number}/base`, base);
+    const record: LocalPullRecord = {
+      number,
+      title: input.title,
+      body: input.body,
+      baseRef: input.baseRef,
+      headRef: input.headRef,
+      draft: true,
+      at: new Date().toISOString(),
+    };
+    await this.append(fullName, 'pulls', record);
+    return { id: String(number), number, url: null };
   }
 }

@@ -1,0 +1,876 @@
+/**
+ * `npm run bench:api`: API and engine figures on the embedded default (PGlite) and on
+ * PostgreSQL, written to docs/benchmarks.md (replaced whole each run).
+ *
+ * Per engine: a fresh database, a real git repository under a temporary SVC_REPOS_DIR, the real
+ * services and Fastify app listening on 127.0.0.1 in this process. Load comes from a second
+ * process (bench/load.mjs) on loopback:
+ *   - GET /api/v1/tasks/{id}: evenly paced 1,000 req/s (open loop), autocannon's own
+ *     `overallRate` 1,000 for reference, and closed-loop maximum with 32 connections;
+ *   - POST /api/v1/projects/{id}/setup (the acknowledgement: starts a task, answers 202 with its
+ *     handle): paced 200 req/s and maximum. No worker runs during the HTTP load, so the runs
+ *     only queue.
+ * Then the engine: one idle in-process Worker; diagnostic runs enqueued one at a time, each
+ * waited for until it starts and ends; claim-to-start from the run rows (database clock) and from
+ * the enqueue call (wall clock).
+ *
+ * Environment: BENCH_SECONDS (default 10) per load step; BENCH_ENGINES (default
+ * "pglite,postgres"); BENCH_CLAIM_RUNS (default 200); BENCH_PG_ADMIN_URL (default
+ * postgres://postgres@127.0.0.1:5432/test); BENCH_NO_WRITE=1 to print without writing the doc.
+ * Every load step ends on its own; only 127.0.0.1 is driven.
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { inArray, sql } from 'drizzle-orm';
+import type { FastifyInstance } from 'fastify';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../src/config';
+import type { RunContext } from '../src/engine/types';
+import { Worker } from '../src/engine/worker';
+import { buildApp } from '../src/http/app';
+import { createServices, type Started } from '../src/main';
+import { runs } from '../src/storage/schema';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const LOAD_SCRIPT = join(ROOT, 'bench', 'load.mjs');
+const DOC = join(ROOT, 'docs', 'benchmarks.md');
+
+const SECONDS = Math.max(1, Number(process.env.BENCH_SECONDS || 10));
+const ENGINES = (process.env.BENCH_ENGINES || 'pglite,postgres')
+  .split(',')
+  .map((s) => s.trim())
+  .filter((s): s is EngineKind => s === 'pglite' || s === 'postgres');
+const CLAIM_RUNS = Math.max(10, Number(process.env.BENCH_CLAIM_RUNS || 200));
+const CLAIM_WARMUP = 10;
+const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/test';
+
+const TARGET_READ_RATE = 1000;
+const TARGET_READ_P99_MS = 10;
+const TARGET_CLAIM_MS = 50;
+const ACK_RATE = 200;
+
+type EngineKind = 'pglite' | 'postgres';
+
+interface Percentiles {
+  p50: number | null;
+  p90: number | null;
+  p99: number | null;
+  p999: number | null;
+  max: number | null;
+}
+
+interface LoadResult {
+  mode: 'paced' | 'autocannon';
+  target_rate: number | null;
+  sent: number;
+  completed: number;
+  lost: number;
+  errors: number;
+  first_error: string | null;
+  non2xx: number;
+  statuses: Record<string, number>;
+  seconds: number;
+  rps: number;
+  latency_ms: Percentiles;
+  service_ms: Percentiles | null;
+}
+
+interface Step {
+  name: string;
+  how: string;
+  result: LoadResult | null;
+  /** Database round trips issued by the server per completed request during the step. */
+  queriesPerRequest: number | null;
+  /** Server process CPU (user+system) over the step, as a share of one core. */
+  serverCpu: number | null;
+  /** Server process CPU (user+system) per completed request, ms. */
+  cpuMsPerRequest: number | null;
+  skipped?: string;
+}
+
+interface ClaimResult {
+  runs: number;
+  /** started_at − queued_at (database clock), ms. */
+  dbStart: Percentiles;
+  /** dequeued_at − queued_at (database clock), ms: the claim alone. */
+  dbClaim: Percentiles;
+  /** Enqueue call → handler invoked (wall clock in this process), ms. */
+  wallStart: Percentiles;
+  /** Enqueue call returned, ms. */
+  wallEnqueue: Percentiles;
+}
+
+interface EngineReport {
+  engine: EngineKind;
+  label: string;
+  version: string;
+  steps: Step[];
+  claim: ClaimResult | null;
+  claimSkipped?: string;
+  /** One sample request's SQL, in order, as the server sent it (PostgreSQL only). */
+  readQueries: string[];
+  ackQueries: string[];
+  skipped?: string;
+}
+
+// ---- database round-trip counting ------------------------------------------------------------
+// Every query the server issues goes through pg.Client#query (PostgreSQL: pool clients included,
+// so BEGIN/COMMIT count too) or PGlite#query (top-level statements; statements inside a PGlite
+// transaction go through the transaction object and are not counted).
+
+let queryCount = 0;
+let capture: string[] | null = null;
+
+function countQueries(): void {
+  const proto = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const pgQuery = proto.query;
+  proto.query = function (this: unknown, ...args: unknown[]) {
+    queryCount++;
+    if (capture) {
+      const first = args[0] as string | { text?: string } | undefined;
+      capture.push(String(typeof first === 'string' ? first : (first?.text ?? '?')));
+    }
+    return pgQuery.apply(this, args);
+  };
+  const liteProto = PGlite.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const liteQuery = liteProto.query;
+  liteProto.query = function (this: unknown, ...args: unknown[]) {
+    queryCount++;
+    if (capture) capture.push(String(args[0]));
+    return liteQuery.apply(this, args);
+  };
+}
+
+// ---- helpers ---------------------------------------------------------------------------------
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function percentiles(values: number[]): Percentiles {
+  const sorted = [...values].sort((a, b) => a - b);
+  const at = (p: number) =>
+    sorted.length === 0
+      ? null
+      : (sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? null);
+  return { p50: at(50), p90: at(90), p99: at(99), p999: at(99.9), max: sorted.at(-1) ?? null };
+}
+
+function runLoad(spec: Record<string, unknown>): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [LOAD_SCRIPT, JSON.stringify(spec)], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+    });
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    // The child ends on its own after `seconds`; this is only the guard against a hang.
+    const guard = setTimeout(() => child.kill('SIGKILL'), (SECONDS + 40) * 1000);
+    child.on('exit', (code, signal) => {
+      clearTimeout(guard);
+      const line = out.trim().split('\n').at(-1);
+      if (code !== 0 || !line) {
+        reject(new Error(`load generator exited ${code ?? signal}: ${err.trim() || out.trim()}`));
+        return;
+      }
+      resolve(JSON.parse(line) as LoadResult);
+    });
+  });
+}
+
+const git = (cwd: string, args: string[]) =>
+  execFileSync('git', args, {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'svc bench',
+      GIT_AUTHOR_EMAIL: 'bench@svc.invalid',
+      GIT_COMMITTER_NAME: 'svc bench',
+      GIT_COMMITTER_EMAIL: 'bench@svc.invalid',
+    },
+  }).toString();
+
+function makeRepo(reposDir: string): void {
+  const dir = join(reposDir, 'bench', 'repo');
+  mkdirSync(join(dir, 'src'), { recursive: true });
+  git(dir, ['init', '-q', '-b', 'main']);
+  writeFileSync(join(dir, 'package.json'), '{ "name": "bench-repo", "version": "1.0.0" }\n');
+  writeFileSync(join(dir, 'src', 'index.ts'), 'export const answer = 42;\n');
+  writeFileSync(join(dir, 'README.md'), '# bench repo\n');
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '-m', 'initial']);
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+function dbUrl(name: string): string {
+  const u = new URL(PG_ADMIN_URL);
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+function cpuNow(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
+// ---- one engine ------------------------------------------------------------------------------
+
+async function benchEngine(engine: EngineKind): Promise<EngineReport> {
+  const temp = mkdtempSync(join(os.tmpdir(), 'svc-bench-'));
+  const reposDir = join(temp, 'repos');
+  mkdirSync(reposDir);
+  makeRepo(reposDir);
+  let dbName: string | null = null;
+  let started: Started | null = null;
+  let app: FastifyInstance | null = null;
+  let worker: Worker | null = null;
+  const report: EngineReport = {
+    engine,
+    label: engine === 'pglite' ? 'embedded PGlite (data dir on local disk)' : 'PostgreSQL on 127.0.0.1:5432',
+    version: '',
+    steps: [],
+    claim: null,
+    readQueries: [],
+    ackQueries: [],
+  };
+  try {
+    const env: NodeJS.ProcessEnv = {
+      SVC_REPOS_DIR: reposDir,
+      SVC_DATA_DIR: join(temp, 'data'),
+      SVC_NO_WORKER: '1',
+      LOG_LEVEL: 'warn',
+    };
+    if (engine === 'postgres') {
+      dbName = `svc_bench_${randomBytes(5).toString('hex')}`;
+      const name = dbName;
+      try {
+        await withAdmin((c) => c.query(`CREATE DATABASE ${name}`));
+      } catch (error) {
+        dbName = null;
+        report.skipped = `PostgreSQL not reachable at ${PG_ADMIN_URL}: ${(error as Error).message}`;
+        return report;
+      }
+      env.DATABASE_URL = dbUrl(name);
+    }
+    const config = loadConfig(env);
+    started = await createServices(config, { logger: pino({ level: 'warn' }, pino.destination(2)) });
+    const { services } = started;
+    const key = started.bootstrap?.secret;
+    if (!key) throw new Error('a fresh database should mint a bootstrap key');
+    const [ver] = await services.db.rows<{ v: string }>(sql`SELECT version() AS v`);
+    report.version = (ver?.v ?? '').split(',')[0] ?? '';
+    if (engine === 'pglite') {
+      const pkg = JSON.parse(
+        readFileSync(join(ROOT, 'node_modules/@electric-sql/pglite/package.json'), 'utf8'),
+      );
+      report.version = `PGlite ${pkg.version} (${report.version})`;
+    }
+
+    app = await buildApp(services, { logger: false });
+    // The floor: the same Fastify instance and hooks, no database, no auth. Bench-only route.
+    app.get('/bench/noop', { schema: { hide: true } }, async () => ({ ok: true }));
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const address = app.server.address();
+    if (!address || typeof address === 'string') throw new Error('server has no TCP address');
+    const base = `http://127.0.0.1:${address.port}`;
+    const auth = { authorization: `Bearer ${key}` };
+
+    // A project whose setup task is the task the reads fetch.
+    const created = await fetch(`${base}/api/v1/projects`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        name: 'bench',
+        repository: { full_name: 'bench/repo', installation_id: 1 },
+        setup: true,
+      }),
+    });
+    const createdBody = (await created.json()) as {
+      project?: { id: string };
+      setup?: { task: { id: string } };
+    };
+    if (created.status !== 201 || !createdBody.project || !createdBody.setup) {
+      throw new Error(`creating the project answered ${created.status}: ${JSON.stringify(createdBody)}`);
+    }
+    const projectId = createdBody.project.id;
+    const taskId = createdBody.setup.task.id;
+    const headers = { ...auth, 'project-id': projectId };
+
+    // ---- engine: claim-to-start with one idle worker ----
+    worker = new Worker(services.engine, { concurrency: config.workerConcurrency });
+    await worker.start();
+    // The setup task runs to its end, so the reads below fetch a finished task (the common read).
+    await waitTerminal(started, taskId, 30_000);
+    try {
+      report.claim = await benchClaim(started, worker, projectId);
+    } catch (error) {
+      report.claimSkipped = (error as Error).message;
+    }
+    await worker.drain(2_000);
+    worker = null;
+
+    // ---- HTTP ----
+    const readUrl = `${base}/api/v1/tasks/${taskId}`;
+    const ackUrl = `${base}/api/v1/projects/${projectId}/setup`;
+    const ackHeaders = { ...headers, 'content-type': 'application/json' };
+    const probe = async (url: string, method: string, h: Record<string, string>, body?: string) => {
+      capture = [];
+      const res = await fetch(url, { method, headers: h, ...(body === undefined ? {} : { body }) });
+      const text = await res.text();
+      const queries = capture;
+      capture = null;
+      return { status: res.status, text, queries };
+    };
+    const read = await probe(readUrl, 'GET', headers);
+    report.readQueries = engine === 'postgres' ? read.queries : [];
+    const ack = await probe(ackUrl, 'POST', ackHeaders, '{}');
+    report.ackQueries = engine === 'postgres' ? ack.queries : [];
+
+    const step = async (name: string, how: string, spec: Record<string, unknown>, ok: typeof read) => {
+      if (ok.status < 200 || ok.status > 299) {
+        report.steps.push({
+          name,
+          how,
+          result: null,
+          queriesPerRequest: null,
+          serverCpu: null,
+          cpuMsPerRequest: null,
+          skipped: `probe answered ${ok.status}: ${ok.text.slice(0, 200)}`,
+        });
+        return;
+      }
+      const q0 = queryCount;
+      const c0 = cpuNow();
+      const t0 = performance.now();
+      const result = await runLoad({ seconds: SECONDS, ...spec });
+      const wall = performance.now() - t0;
+      const queries = queryCount - q0;
+      const cpuMs = cpuNow() - c0;
+      report.steps.push({
+        name,
+        how,
+        result,
+        queriesPerRequest: result.completed > 0 ? queries / result.completed : null,
+        serverCpu: cpuMs / wall,
+        cpuMsPerRequest: result.completed > 0 ? cpuMs / result.completed : null,
+      });
+      printStep(engine, report.steps.at(-1) as Step);
+      await sleep(1_000);
+    };
+
+    // Warm the server's JIT before anything is measured (not reported).
+    if (read.status === 200) {
+      await runLoad({ mode: 'autocannon', url: readUrl, method: 'GET', headers, connections: 8, seconds: 2 });
+    }
+    await step(
+      'task read, paced 1,000 req/s',
+      `GET /api/v1/tasks/{id}, open loop, evenly paced ${TARGET_READ_RATE} req/s, up to 16 sockets`,
+      { mode: 'paced', url: readUrl, method: 'GET', headers, rate: TARGET_READ_RATE, connections: 16 },
+      read,
+    );
+    await step(
+      'task read, autocannon overallRate 1,000',
+      `GET /api/v1/tasks/{id}, autocannon overallRate ${TARGET_READ_RATE}, 10 connections (bursty, see notes)`,
+      { mode: 'autocannon', url: readUrl, method: 'GET', headers, rate: TARGET_READ_RATE, connections: 10 },
+      read,
+    );
+    await step(
+      'task read, max throughput',
+      'GET /api/v1/tasks/{id}, autocannon closed loop, 32 connections',
+      { mode: 'autocannon', url: readUrl, method: 'GET', headers, connections: 32 },
+      read,
+    );
+    const floor = { status: 200, text: '', queries: [] as string[] };
+    await step(
+      'floor: no-op route, max throughput',
+      'GET /bench/noop (bench-only route on the same app: hooks, no auth, no database), autocannon, 32 connections',
+      { mode: 'autocannon', url: `${base}/bench/noop`, method: 'GET', headers: {}, connections: 32 },
+      floor,
+    );
+    await step(
+      'floor: /healthz (SELECT 1), max throughput',
+      'GET /healthz (one `SELECT 1`, no auth), autocannon, 32 connections',
+      { mode: 'autocannon', url: `${base}/healthz`, method: 'GET', headers: {}, connections: 32 },
+      floor,
+    );
+    await step(
+      `setup ack, paced ${ACK_RATE} req/s`,
+      `POST /api/v1/projects/{id}/setup, open loop, evenly paced ${ACK_RATE} req/s, up to 16 sockets`,
+      {
+        mode: 'paced',
+        url: ackUrl,
+        method: 'POST',
+        headers: ackHeaders,
+        body: '{}',
+        rate: ACK_RATE,
+        connections: 16,
+      },
+      ack,
+    );
+    await step(
+      'setup ack, max throughput',
+      'POST /api/v1/projects/{id}/setup, autocannon closed loop, 32 connections',
+      { mode: 'autocannon', url: ackUrl, method: 'POST', headers: ackHeaders, body: '{}', connections: 32 },
+      ack,
+    );
+    return report;
+  } finally {
+    await worker?.stop().catch(() => {});
+    await app?.close().catch(() => {});
+    await started?.services.db.close().catch(() => {});
+    if (dbName) {
+      const name = dbName;
+      await withAdmin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).catch((error) =>
+        console.error(`could not drop ${name}: ${(error as Error).message}`),
+      );
+    }
+    rmSync(temp, { recursive: true, force: true });
+  }
+}
+
+async function waitTerminal(started: Started, taskId: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const rows = await started.services.db.rows<{ status: string }>(
+      sql`SELECT status FROM runs WHERE task_id = ${taskId} ORDER BY created_at DESC LIMIT 1`,
+    );
+    const status = rows[0]?.status;
+    if (status && status !== 'pending' && status !== 'running') return;
+    await sleep(20);
+  }
+  throw new Error(`task ${taskId} did not finish within ${timeoutMs} ms`);
+}
+
+/**
+ * Enqueues diagnostic runs one at a time with the worker idle: each is waited for until its
+ * handler is invoked (the run row has `started_at` by then) and until the worker holds nothing.
+ */
+async function benchClaim(started: Started, worker: Worker, projectId: string): Promise<ClaimResult> {
+  const { engine } = started.services;
+  const original = engine.handler('diagnostic');
+  if (!original) throw new Error('the engine has no diagnostic handler');
+  const startedAt = new Map<string, number>();
+  const waiters = new Map<string, (t: number) => void>();
+  engine.registerHandler('diagnostic', (ctx: RunContext) => {
+    const t = performance.now();
+    startedAt.set(ctx.run.id, t);
+    waiters.get(ctx.run.id)?.(t);
+    return original(ctx);
+  });
+  const waitStart = (runId: string, timeoutMs: number) =>
+    new Promise<number>((resolve, reject) => {
+      const seen = startedAt.get(runId);
+      if (seen !== undefined) return resolve(seen);
+      const timer = setTimeout(
+        () => reject(new Error(`run ${runId} did not start within ${timeoutMs} ms`)),
+        timeoutMs,
+      );
+      waiters.set(runId, (t) => {
+        clearTimeout(timer);
+        resolve(t);
+      });
+    });
+
+  const ids: string[] = [];
+  const wallStart: number[] = [];
+  const wallEnqueue: number[] = [];
+  try {
+    for (let i = 0; i < CLAIM_WARMUP + CLAIM_RUNS; i++) {
+      const t0 = performance.now();
+      const { run } = await engine.createTask({
+        workspaceId: started.workspaceId,
+        projectId,
+        kind: 'diagnostic',
+        title: `bench ${i}`,
+        input: {},
+      });
+      const t1 = performance.now();
+      const t2 = await waitStart(run.id, 10_000);
+      // Idle again: the worker holds nothing and its post-run refill has had time to find the queue empty.
+      const deadline = Date.now() + 10_000;
+      while (worker.activeRunIds.length > 0 && Date.now() < deadline) await sleep(1);
+      await sleep(10);
+      if (i < CLAIM_WARMUP) continue;
+      ids.push(run.id);
+      wallEnqueue.push(t1 - t0);
+      wallStart.push(t2 - t0);
+    }
+  } finally {
+    engine.registerHandler('diagnostic', original);
+  }
+  const rows = await started.services.db.orm
+    .select({
+      status: runs.status,
+      start: sql<number>`(extract(epoch from (${runs.startedAt} - ${runs.queuedAt})) * 1000)::float8`,
+      claim: sql<number>`(extract(epoch from (${runs.dequeuedAt} - ${runs.queuedAt})) * 1000)::float8`,
+    })
+    .from(runs)
+    .where(inArray(runs.id, ids));
+  const notCompleted = rows.filter((r) => r.status !== 'completed').length;
+  if (rows.length !== ids.length || notCompleted > 0) {
+    throw new Error(`claim bench: ${rows.length}/${ids.length} runs read, ${notCompleted} not completed`);
+  }
+  const result: ClaimResult = {
+    runs: ids.length,
+    dbStart: percentiles(rows.map((r) => Number(r.start))),
+    dbClaim: percentiles(rows.map((r) => Number(r.claim))),
+    wallStart: percentiles(wallStart),
+    wallEnqueue: percentiles(wallEnqueue),
+  };
+  return result;
+}
+
+// ---- output ----------------------------------------------------------------------------------
+
+const ms = (v: number | null | undefined) =>
+  v === null || v === undefined ? '–' : v < 10 ? v.toFixed(2) : v.toFixed(1);
+const int = (v: number) => Math.round(v).toLocaleString('en-US');
+
+function printStep(engine: string, s: Step): void {
+  const r = s.result;
+  if (!r) return;
+  console.log(
+    `  [${engine}] ${s.name.padEnd(40)} ${int(r.rps).padStart(7)} req/s  p50 ${ms(r.latency_ms.p50)}  p99 ${ms(
+      r.latency_ms.p99,
+    )}  p99.9 ${ms(r.latency_ms.p999)}  max ${ms(r.latency_ms.max)} ms  non-2xx ${r.non2xx}  errors ${r.errors}`,
+  );
+}
+
+function readTarget(report: EngineReport): { met: boolean; text: string } | null {
+  const s = report.steps.find((x) => x.name.startsWith('task read, paced'));
+  const r = s?.result;
+  if (!r) return null;
+  const rateOk = r.rps >= TARGET_READ_RATE * 0.98;
+  const p99 = r.latency_ms.p99 ?? Number.POSITIVE_INFINITY;
+  const clean = r.non2xx === 0 && r.errors === 0 && r.lost === 0;
+  const met = rateOk && p99 < TARGET_READ_P99_MS && clean;
+  return {
+    met,
+    text: `${int(r.rps)} req/s achieved, p99 ${ms(p99)} ms${clean ? '' : `, ${r.non2xx} non-2xx, ${r.errors} errors, ${r.lost} unanswered when the step ended`}`,
+  };
+}
+
+function claimTarget(report: EngineReport): { met: boolean; text: string } | null {
+  const c = report.claim;
+  if (!c) return null;
+  const p99 = c.dbStart.p99 ?? Number.POSITIVE_INFINITY;
+  return {
+    met: p99 < TARGET_CLAIM_MS,
+    text: `started_at − queued_at p99 ${ms(p99)} ms, max ${ms(c.dbStart.max)} ms (${c.runs} runs)`,
+  };
+}
+
+function stepTable(report: EngineReport): string[] {
+  const lines = [
+    '| step | achieved req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | non-2xx / errors+unanswered | DB round trips per request | server CPU (cores) | server CPU ms per request |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  ];
+  for (const s of report.steps) {
+    const r = s.result;
+    if (!r) {
+      lines.push(`| ${s.name} | skipped: ${s.skipped ?? '?'} | | | | | | | | | |`);
+      continue;
+    }
+    const l = r.latency_ms;
+    lines.push(
+      `| ${s.name} | ${int(r.rps)} | ${ms(l.p50)} | ${ms(l.p90)} | ${ms(l.p99)} | ${ms(l.p999)} | ${ms(l.max)} | ${r.non2xx} / ${
+        r.errors + r.lost
+      } | ${s.queriesPerRequest === null ? '–' : s.queriesPerRequest.toFixed(1)} | ${s.serverCpu === null ? '–' : s.serverCpu.toFixed(2)} | ${ms(s.cpuMsPerRequest)} |`,
+    );
+  }
+  return lines;
+}
+
+function claimTable(c: ClaimResult): string[] {
+  const row = (name: string, p: Percentiles) =>
+    `| ${name} | ${ms(p.p50)} | ${ms(p.p90)} | ${ms(p.p99)} | ${ms(p.max)} |`;
+  return [
+    '| measure | p50 ms | p90 ms | p99 ms | max ms |',
+    '|---|---:|---:|---:|---:|',
+    row('claimed: dequeued_at − queued_at (database clock)', c.dbClaim),
+    row('started: started_at − queued_at (database clock)', c.dbStart),
+    row('started: enqueue call → handler invoked (wall clock)', c.wallStart),
+    row('enqueue call itself (createTask, wall clock)', c.wallEnqueue),
+  ];
+}
+
+function machine(): string[] {
+  const cpus = os.cpus();
+  return [
+    `- CPU: ${cpus[0]?.model ?? 'unknown'} × ${cpus.length} (os.cpus())`,
+    `- Memory: ${(os.totalmem() / 2 ** 30).toFixed(1)} GiB`,
+    `- OS: ${os.type()} ${os.release()} (${os.platform()}/${os.arch()})`,
+    `- Node: ${process.version}`,
+  ];
+}
+
+const loadAtStart = os.loadavg();
+
+function cpuPerRead(r: EngineReport): string {
+  const s = r.steps.find((x) => x.name === 'task read, max throughput');
+  return s?.cpuMsPerRequest == null ? '?' : ms(s.cpuMsPerRequest);
+}
+
+function maxRead(r: EngineReport): string {
+  const s = r.steps.find((x) => x.name === 'task read, max throughput');
+  return s?.result ? int(s.result.rps) : '?';
+}
+
+/**
+ * Why the read target is missed, as found by profiling (bench/db-cost.ts and --cpu-prof) on
+ * this machine on 2026-11-22. The reasoning stays true while the read path is unchanged; the
+ * figures from the current run are filled in.
+ */
+function findings(reports: EngineReport[]): string[] {
+  const pgR = reports.find((r) => r.engine === 'postgres' && !r.skipped);
+  const liteR = reports.find((r) => r.engine === 'pglite' && !r.skipped);
+  const anyMissed = reports.some((r) => readTarget(r)?.met === false);
+  if (!anyMissed) return [];
+  const out = ['## Why the read target is missed, and what would fix it', ''];
+  out.push(
+    'Found by profiling on this machine on 2026-11-22 (`node --cpu-prof bin/run-ts.mjs bench/api.ts`, and ' +
+      '`node bin/run-ts.mjs bench/db-cost.ts postgres|pglite`, which times the read’s database access in-process with ' +
+      'the real `authenticate`, `resolveProject`, `engine.getTask` and `engine.latestRun`). Figures marked *this run* ' +
+      'come from the tables above; the others from those diagnostics.',
+    '',
+    `1. **The server thread is saturated; HTTP is not the limit.** The no-op route on the same app serves ~24–29k ` +
+      'req/s (0.03 ms CPU per request). A task read costs ' +
+      `${pgR ? `${cpuPerRead(pgR)} ms of server CPU on PostgreSQL (max ${maxRead(pgR)} req/s)` : '?'} and ` +
+      `${liteR ? `${cpuPerRead(liteR)} ms on PGlite (max ${maxRead(liteR)} req/s)` : '?'} (*this run*). The API ` +
+      'process is one Node thread, so 1,000 req/s offered is at or beyond its ceiling and the queue grows for the whole ' +
+      'step: p99 is then the length of that queue, not the cost of a read.',
+    '2. **The read is four sequential statements**, all through drizzle’s query builder, rebuilt on every call: ' +
+      '`api_keys` by digest (`authenticate`, src/http/auth.ts), project existence (`resolveProject`, same file), ' +
+      '`tasks` (`Engine.getTask`) and the latest `runs` row (`Engine.latestRun`, src/engine/engine.ts); see “SQL per ' +
+      'request” above.',
+    '3. **PostgreSQL: building the query costs more than running it.** `latestRun()` takes 0.23 ms of CPU; the same ' +
+      'query as a drizzle prepared statement (`.prepare(name)` with `sql.placeholder`) 0.056 ms. The four reads: ' +
+      '0.80 ms as today, 0.26 ms prepared. The CPU profile agrees: drizzle-orm is the largest user of the thread ' +
+      '(`is()` in entity.js alone ~6% of all samples, then `buildQueryFromSourceParams`, `buildSelection`), pg result ' +
+      'parsing ~5%. Checked over HTTP (a bare route doing the four reads prepared, same load generator): 999 req/s ' +
+      'paced with p50 1.8 ms, p99 11.4 ms, max throughput 2,120 req/s, against 858 req/s and p99 1.7 s for the same ' +
+      'route with today’s queries. **Fix:** prepare the hot statements once per `Database` (auth by digest, project ' +
+      'check, task by id, latest run) and drop one round trip — the task query already filters by workspace and ' +
+      'project, so for `GET /tasks/{id}` the separate `resolveProject` read only changes which 404 is given, or ' +
+      'read the task and its latest run in one statement (`LEFT JOIN LATERAL`). Two prepared statements per read ' +
+      'should put 1,000 req/s well under half the thread and p99 under 10 ms.',
+    '4. **PGlite: each statement costs the thread ~0.35–0.6 ms** (PostgreSQL runs as wasm in the same thread: ' +
+      '`SELECT 1` 0.37 ms through `db.rows`, the latest `runs` row 0.6 ms, of which ~0.25 ms is the width of the ' +
+      'row — `SELECT id` of the same row 0.39 ms). Prepared statements help little (four reads 2.55 → 1.84 ms; over ' +
+      'HTTP ~510 req/s max). Reaching 1,000 req/s at p99 < 10 ms embedded needs the read to make about one PGlite ' +
+      'statement: cache the principal (key digest → principal) and project existence in process — exact in embedded ' +
+      'mode, where the data-dir lock makes this process the only writer, if key revocation and project deletion ' +
+      'invalidate it — and read the task with its latest run in one statement selecting only the receipt’s columns. ' +
+      'Even then a read is ~0.6–0.8 ms, so 1,000 req/s would use 60–80% of the thread and p99 < 10 ms stays ' +
+      'borderline; the alternatives are an in-process cache of task records invalidated by task/run writes (again ' +
+      'exact only embedded) or stating the 1,000 req/s read target for PostgreSQL only.',
+    '5. **The acknowledgement** (`POST …/setup`) makes 8 round trips on PostgreSQL: auth, project check, then ' +
+      '`loadProject` reads the same project again, BEGIN, insert task, insert run, COMMIT, `pg_notify`. The second ' +
+      'project read is redundant (resolveProject could return the row), and the NOTIFY could be sent inside the ' +
+      'transaction (delivered at commit) to save a round trip. On PGlite an acknowledgement costs ~4.5 ms of the ' +
+      'thread (CPU column above), so 200 req/s is ~90% of it and its latency swings with any other load on the machine.',
+    '',
+  );
+  return out;
+}
+
+function renderDoc(reports: EngineReport[], startedAt: Date): string {
+  const out: string[] = [];
+  out.push('# Benchmarks');
+  out.push('');
+  out.push(
+    `Written by \`npm run bench:api\` on ${startedAt.toISOString()} (BENCH_SECONDS=${SECONDS}, ` +
+      `${CLAIM_RUNS} claim runs); the whole file is replaced on every run.`,
+  );
+  out.push('');
+  out.push('## Machine');
+  out.push('');
+  out.push(...machine());
+  for (const r of reports) if (r.version) out.push(`- ${r.engine}: ${r.version}`);
+  const la = (l: number[]) => l.map((x) => x.toFixed(2)).join(' / ');
+  out.push(
+    `- Load average (1/5/15 min) when the run started: ${la(loadAtStart)}; when it ended: ${la(os.loadavg())}. ` +
+      'Anything well above 0 means other work shared the two cores during the run.',
+  );
+  out.push('');
+  out.push(
+    'Server, load generator and (for PostgreSQL) the database share this machine; the load is on loopback.',
+  );
+  out.push('');
+  out.push('## Targets');
+  out.push('');
+  out.push('| target | engine | measured | met |');
+  out.push('|---|---|---|---|');
+  for (const r of reports) {
+    if (r.skipped) {
+      out.push(`| all | ${r.engine} | skipped: ${r.skipped} | – |`);
+      continue;
+    }
+    const read = readTarget(r);
+    const claim = claimTarget(r);
+    out.push(
+      `| task read p99 < ${TARGET_READ_P99_MS} ms at ${int(TARGET_READ_RATE)} req/s | ${r.engine} | ${read?.text ?? 'not measured'} | ${
+        read ? (read.met ? 'yes' : '**no**') : '–'
+      } |`,
+    );
+    out.push(
+      `| run started within ${TARGET_CLAIM_MS} ms of enqueue, worker idle | ${r.engine} | ${claim?.text ?? `not measured${r.claimSkipped ? `: ${r.claimSkipped}` : ''}`} | ${
+        claim ? (claim.met ? 'yes' : '**no**') : '–'
+      } |`,
+    );
+  }
+  out.push('');
+  for (const r of reports) {
+    out.push(`## ${r.engine === 'pglite' ? 'Embedded default (PGlite)' : 'PostgreSQL'}`);
+    out.push('');
+    if (r.skipped) {
+      out.push(`Skipped: ${r.skipped}`);
+      out.push('');
+      continue;
+    }
+    out.push(`${r.label}; ${r.version}.`);
+    out.push('');
+    out.push('### HTTP');
+    out.push('');
+    out.push(...stepTable(r));
+    out.push('');
+    out.push('### Engine: enqueue to start, one idle worker');
+    out.push('');
+    if (r.claim) out.push(...claimTable(r.claim));
+    if (r.claim && r.engine === 'pglite') {
+      out.push('');
+      out.push(
+        'PGlite’s `now()` has millisecond resolution here, hence the whole-millisecond database-clock figures.',
+      );
+    } else out.push(`Not measured: ${r.claimSkipped ?? 'unknown reason'}`);
+    out.push('');
+    if (r.readQueries.length > 0 || r.ackQueries.length > 0) {
+      out.push('### SQL per request (one sample request, in order)');
+      out.push('');
+      const list = (title: string, qs: string[]) => {
+        out.push(`${title}: ${qs.length} round trips`);
+        out.push('');
+        out.push('```sql');
+        for (const q of qs) out.push(q.replace(/\s+/g, ' ').slice(0, 160));
+        out.push('```');
+        out.push('');
+      };
+      list('`GET /api/v1/tasks/{id}`', r.readQueries);
+      list('`POST /api/v1/projects/{id}/setup`', r.ackQueries);
+    }
+  }
+  out.push(...findings(reports));
+  out.push('## How the figures are made');
+  out.push('');
+  out.push(
+    '- One process (`bench/api.ts`) builds the real services (`createServices`) on a fresh database — PGlite in a ' +
+      'temporary data dir, or a fresh `svc_bench_<random>` PostgreSQL database created through the `test` database and ' +
+      'dropped afterwards — with a real git repository (`bench/repo`, installation 1) under a temporary `SVC_REPOS_DIR`, ' +
+      'and listens on 127.0.0.1 on a free port. It creates a project with `setup: true`; that setup task, run to its end, ' +
+      'is the task the reads fetch.',
+    '- Load comes from a second process (`bench/load.mjs`) on loopback. The server process is single-threaded Node; ' +
+      'with PGlite the database runs in that same thread.',
+    `- **Paced** steps are an open-loop generator: request *i* is due at t0 + i/rate and is sent when due whatever ` +
+      'earlier requests are doing (keep-alive pool of up to 16 sockets). Latency is measured from the due time, so server ' +
+      'queueing is not hidden by a slowed-down client (no coordinated omission). These are the figures the read target is ' +
+      'judged on.',
+    '- **autocannon overallRate** is shown for reference: autocannon 8 rate-limits by letting each connection send its ' +
+      'per-second quota back to back at the start of every second, then idle, so "1,000 req/s" is a burst at full speed ' +
+      'followed by a pause, and its latencies (whole milliseconds, with its own coordinated-omission correction) describe ' +
+      'the burst rather than a steady 1,000 req/s.',
+    '- **Max throughput** steps are autocannon closed loop with 32 connections; their latencies are at saturation.',
+    `- The acknowledgement measured is \`POST /api/v1/projects/{id}/setup\` (starts a setup task, answers 202 with the ` +
+      'task handle): `POST /reviews` answers 501 until reviews land. **No worker runs during the HTTP steps** ' +
+      '(the `SVC_NO_WORKER` situation), so every acknowledged run stays queued.',
+    '- DB round trips per request: queries the server sent through `pg.Client#query` (PostgreSQL, BEGIN/COMMIT ' +
+      'included) or `PGlite#query` (top-level statements only; statements inside a PGlite transaction are not counted) ' +
+      'during the step, divided by completed requests. Server CPU: this process’s user+system CPU time over the step’s ' +
+      'wall time (1.00 = one core busy).',
+    `- Engine: one in-process \`Worker\` (concurrency ${loadConfig({}).workerConcurrency}, the default), idle. ` +
+      `${CLAIM_WARMUP} warm-up and then ${CLAIM_RUNS} \`diagnostic\` runs are enqueued one at a time with ` +
+      '`engine.createTask`; each is waited for until its handler is invoked (its `started_at` is committed by then) and ' +
+      'until the worker holds nothing again, plus 10 ms. Database-clock figures come from the run rows ' +
+      '(`dequeued_at`, `started_at` minus `queued_at`); wall-clock figures from the enqueue call in the same process.',
+  );
+  out.push('');
+  out.push('## Reproduce');
+  out.push('');
+  out.push('```sh');
+  out.push('npm ci');
+  out.push('npm run bench:api                      # both engines, 10 s per load step, writes this file');
+  out.push('BENCH_SECONDS=3 BENCH_ENGINES=pglite npm run bench:api   # shorter, embedded only');
+  out.push('```');
+  out.push('');
+  out.push(
+    'PostgreSQL is expected at `postgres://postgres@127.0.0.1:5432/test` (override with `BENCH_PG_ADMIN_URL`; the role ' +
+      'needs CREATEDB). `BENCH_CLAIM_RUNS` sets the number of engine runs (default 200); `BENCH_NO_WRITE=1` prints the ' +
+      'figures without writing this file. Run it on an otherwise idle machine: the server, the load generator and ' +
+      'PostgreSQL compete for the same cores.',
+  );
+  out.push('');
+  return out.join('\n');
+}
+
+// ---- main ------------------------------------------------------------------------------------
+
+const startedAt = new Date();
+countQueries();
+console.log(`svc bench:api — ${os.cpus()[0]?.model ?? '?'} × ${os.cpus().length}, Node ${process.version}`);
+console.log(`engines: ${ENGINES.join(', ')}; ${SECONDS} s per load step; ${CLAIM_RUNS} claim runs`);
+const reports: EngineReport[] = [];
+for (const engine of ENGINES) {
+  console.log(`\n== ${engine}`);
+  const report = await benchEngine(engine);
+  reports.push(report);
+  if (report.skipped) console.log(`  skipped: ${report.skipped}`);
+  for (const s of report.steps) if (s.skipped) console.log(`  ${s.name}: skipped: ${s.skipped}`);
+  if (report.claim) {
+    const c = report.claim;
+    console.log(
+      `  [${engine}] claim-to-start (${c.runs} runs): db p50 ${ms(c.dbStart.p50)} p99 ${ms(c.dbStart.p99)} max ${ms(
+        c.dbStart.max,
+      )} ms; wall p50 ${ms(c.wallStart.p50)} p99 ${ms(c.wallStart.p99)} max ${ms(c.wallStart.max)} ms`,
+    );
+  } else if (report.claimSkipped) {
+    console.log(`  claim-to-start: not measured: ${report.claimSkipped}`);
+  }
+}
+console.log('\nTargets');
+for (const r of reports) {
+  const read = readTarget(r);
+  const claim = claimTarget(r);
+  if (read)
+    console.log(
+      `  [${r.engine}] read p99 < ${TARGET_READ_P99_MS} ms @ 1,000 req/s: ${read.met ? 'met' : 'MISSED'} (${read.text})`,
+    );
+  if (claim)
+    console.log(
+      `  [${r.engine}] start < ${TARGET_CLAIM_MS} ms of enqueue: ${claim.met ? 'met' : 'MISSED'} (${claim.text})`,
+    );
+}
+if (process.env.BENCH_NO_WRITE !== '1') {
+  writeFileSync(DOC, renderDoc(reports, startedAt));
+  console.log(`\nwrote ${DOC}`);
+}
+process.exit(0);

@@ -1,0 +1,273 @@
+/**
+ * The builtin reviewer engine: runs one catalog skill over the changed files without a model.
+ * ast-grep skills parse each file once (shared across skills) and run the skill's rules for that
+ * language; the secrets skill runs secretlint over the text. Only findings on changed lines are
+ * reported; a file that cannot be read as its language becomes a named gap, never a crash.
+ */
+import type { NapiConfig, SgNode } from '@ast-grep/napi';
+import { parse } from '@ast-grep/napi';
+import type { FindingDraft } from '../../core/review';
+import type { Gap } from '../../core/runs';
+import type { CatalogSkill, RuleLanguage, SkillRule } from '../../skills/catalog';
+import type { ReviewerResult, ReviewFile } from '../types';
+import { pathSelected } from './globs';
+import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
+import { scanSecrets, secretSeverity } from './secrets';
+
+export interface BuiltinRunOptions {
+  /** The reviewer the findings are reported as. */
+  reviewerId: string;
+  signal: AbortSignal;
+}
+
+/** Files larger than this are not parsed (generated bundles, fixtures); each is a named gap. */
+export const MAX_FILE_BYTES = 1_000_000;
+/** Files in flight at once: parsing runs on the thread pool, matching on the main thread. */
+const CONCURRENCY = 4;
+
+interface CompiledRule {
+  rule: SkillRule;
+  /** `<skill>/<rule>` */
+  ruleId: string;
+  config: NapiConfig;
+}
+
+interface CompiledSkill {
+  byLanguage: Map<RuleLanguage, CompiledRule[]>;
+  /** Rules ast-grep rejected (a catalog defect, caught by the catalog test), by language. */
+  invalid: Gap[];
+}
+
+const compiledSkills = new Map<string, CompiledSkill>();
+
+/**
+ * Turns a skill's rules into napi configs once per skill hash, and checks each against an empty
+ * tree of every language it names so a bad kind or pattern is found before any file is read.
+ */
+export function compileSkill(skill: CatalogSkill): CompiledSkill {
+  const hit = compiledSkills.get(skill.hash);
+  if (hit) return hit;
+  const byLanguage = new Map<RuleLanguage, CompiledRule[]>();
+  const invalid: Gap[] = [];
+  for (const rule of skill.rules) {
+    const config = {
+      rule: rule.rule,
+      ...(rule.constraints ? { constraints: rule.constraints } : {}),
+      ...(rule.utils ? { utils: rule.utils } : {}),
+    } as NapiConfig;
+    for (const language of rule.languages) {
+      try {
+        parse(napiLanguage(language), '').root().findAll(config);
+      } catch (error) {
+        invalid.push({
+          code: 'builtin_rule_invalid',
+          message: `${skill.id}/${rule.id} (${language}, ${rule.source}) was not run: ${(error as Error).message.replace(/\s*\n\s*(\|->)?/g, ' ')}`,
+        });
+        continue;
+      }
+      const list = byLanguage.get(language) ?? [];
+      list.push({ rule, ruleId: `${skill.id}/${rule.id}`, config });
+      byLanguage.set(language, list);
+    }
+  }
+  const compiled = { byLanguage, invalid };
+  compiledSkills.set(skill.hash, compiled);
+  return compiled;
+}
+
+/** Files a rule engine can read: present at head, text, diffed in full, with added lines. */
+function readable(file: ReviewFile): file is ReviewFile & { content: string } {
+  const d = file.diff;
+  return (
+    file.content !== null &&
+    !d.binary &&
+    d.skipped === null &&
+    d.change !== 'deleted' &&
+    d.changedLines.length > 0
+  );
+}
+
+/** The first changed line within [start, end] (1-based, inclusive), or null. */
+function firstChangedLineIn(file: ReviewFile, start: number, end: number): number | null {
+  let best: number | null = null;
+  for (const r of file.diff.changedLines) {
+    if (r.end < start || r.start > end) continue;
+    const candidate = Math.max(r.start, start);
+    if (best === null || candidate < best) best = candidate;
+  }
+  return best;
+}
+
+const METAVAR = /\$([A-Z_][A-Z0-9_]*)/g;
+
+/** Replaces `$NAME` with the (first line of the) text the metavariable matched. */
+function interpolate(template: string, node: SgNode): string {
+  return template.replace(METAVAR, (whole, name: string) => {
+    const text = node.getMatch(name)?.text();
+    if (text === undefined) return whole;
+    const line = text.split('\n')[0] ?? '';
+    return line.length > 60 ? `${line.slice(0, 57)}...` : line;
+  });
+}
+
+async function pool<T>(items: T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<void>) {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      signal.throwIfAborted();
+      const item = items[next++] as T;
+      await work(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}
+
+export async function runBuiltinSkill(
+  skill: CatalogSkill,
+  files: ReviewFile[],
+  options: BuiltinRunOptions,
+): Promise<ReviewerResult> {
+  options.signal.throwIfAborted();
+  const findings: FindingDraft[] = [];
+  const gaps: Gap[] = [];
+  const candidates = files.filter(readable);
+  const tooLarge = (file: ReviewFile & { content: string }) => {
+    if (file.content.length <= MAX_FILE_BYTES) return false;
+    gaps.push({
+      code: 'builtin_file_too_large',
+      message: `${file.diff.path}: ${file.content.length} characters, over the ${MAX_FILE_BYTES} the ${skill.id} reviewer reads`,
+    });
+    return true;
+  };
+
+  if (skill.engine === 'secretlint') {
+    await pool(candidates, CONCURRENCY, options.signal, async (file) => {
+      if (tooLarge(file)) return;
+      for (const m of await scanSecrets(skill, file.diff.path, file.content)) {
+        const line = firstChangedLineIn(file, m.line, m.endLine);
+        if (line === null) continue;
+        findings.push({
+          severity: secretSeverity(skill, m.messageId),
+          path: file.diff.path,
+          line,
+          endLine: Math.max(line, m.endLine),
+          title: `Credential committed: ${m.message.replace(/^found\s+/i, '')}`,
+          body: secretBody(m.messageId),
+          rule: `${skill.id}/${m.rule}`,
+          category: skill.category,
+          reviewer: options.reviewerId,
+        });
+      }
+    });
+  } else if (skill.engine === 'ast-grep') {
+    const compiled = compileSkill(skill);
+    gaps.push(...compiled.invalid);
+    await pool(candidates, CONCURRENCY, options.signal, async (file) => {
+      const language = ruleLanguageOf(file.diff.path);
+      if (!language) return;
+      const rules = (compiled.byLanguage.get(language) ?? []).filter((c) =>
+        pathSelected(file.diff.path, c.rule.files, c.rule.ignores),
+      );
+      if (rules.length === 0 || tooLarge(file)) return;
+      let parsed: ParsedFile;
+      try {
+        parsed = await parseOnce(file, language, file.content);
+      } catch (error) {
+        gaps.push({
+          code: 'builtin_parse_failed',
+          message: `${file.diff.path}: not parsed as ${language} (${(error as Error).message}); the ${skill.id} rules did not run on it`,
+        });
+        return;
+      }
+      options.signal.throwIfAborted();
+      findings.push(...matchFile(file, parsed, rules, options.reviewerId, gaps));
+    });
+  } else {
+    gaps.push({
+      code: 'builtin_engine_unsupported',
+      message: `skill ${skill.id} runs on the ${skill.engine} engine, not the builtin one`,
+    });
+  }
+
+  findings.sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line || a.rule.localeCompare(b.rule));
+  return {
+    findings,
+    gaps,
+    usage: [],
+    skills: [{ skill_id: skill.id, source: 'catalog', executed_hash: skill.hash }],
+    backend: { harness: 'builtin', provider: null, model: null },
+  };
+}
+
+function matchFile(
+  file: ReviewFile,
+  parsed: ParsedFile,
+  rules: CompiledRule[],
+  reviewer: string,
+  gaps: Gap[],
+): FindingDraft[] {
+  const out: FindingDraft[] = [];
+  const seen = new Set<string>();
+  const root = parsed.root.root();
+  let droppedInErrors = 0;
+  for (const compiled of rules) {
+    let nodes: SgNode[];
+    try {
+      nodes = root.findAll(compiled.config);
+    } catch (error) {
+      gaps.push({
+        code: 'builtin_rule_failed',
+        message: `${compiled.ruleId} on ${file.diff.path}: ${(error as Error).message.split('\n')[0]}`,
+      });
+      continue;
+    }
+    for (const node of nodes) {
+      const range = node.range();
+      // Text the parser could not read may be matched as something it is not: no finding there.
+      if (parsed.errors.some((e) => e.start <= range.end.line && e.end >= range.start.line)) {
+        droppedInErrors++;
+        continue;
+      }
+      const start = range.start.line + 1;
+      const end =
+        range.end.column === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
+      const line = firstChangedLineIn(file, start, end);
+      if (line === null) continue;
+      const key = `${compiled.ruleId}:${start}:${end}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const { rule } = compiled;
+      out.push({
+        severity: rule.severity,
+        path: file.diff.path,
+        line,
+        endLine: Math.max(line, end),
+        title: interpolate(rule.message, node),
+        body: interpolate(rule.note, node),
+        rule: compiled.ruleId,
+        category: rule.category,
+        reviewer,
+      });
+    }
+  }
+  const firstError = parsed.errors[0];
+  if (firstError) {
+    gaps.push({
+      code: 'builtin_parse_error',
+      message: `${file.diff.path}: ${parsed.errors.length} region(s) not parseable as ${parsed.language} (first at line ${firstError.start + 1}); rules skipped there${droppedInErrors > 0 ? `, ${droppedInErrors} match(es) dropped` : ''}`,
+    });
+  }
+  return out;
+}
+
+function secretBody(messageId: string): string {
+  const base =
+    'A credential in the source is readable by everyone with access to the repository, its forks, ' +
+    'CI logs and every clone, and it stays in git history after the line is deleted.\n\n' +
+    '**Fix:** revoke or rotate the credential at its provider first, then load it at runtime ' +
+    '(environment variable, secret manager, CI secret) instead of committing it.';
+  return messageId === 'AWSAccountID'
+    ? 'An AWS account id is not a secret on its own, but next to code it tells an attacker which account ' +
+        'to target. Prefer configuration over hard-coding it.'
+    : base;
+}

@@ -1,0 +1,81 @@
+/**
+ * Which files the builtin rules read, in which grammar, and one parse per file shared by every
+ * skill that reads it (the parse is cached on the ReviewFile object).
+ */
+
+import python from '@ast-grep/lang-python';
+import { Lang, parseAsync, registerDynamicLanguage, type SgRoot } from '@ast-grep/napi';
+import type { RuleLanguage } from '../../skills/catalog';
+
+let registered = false;
+function ensureLanguages() {
+  if (registered) return;
+  registerDynamicLanguage({ python });
+  registered = true;
+}
+
+const BY_EXTENSION: Record<string, RuleLanguage> = {
+  js: 'javascript',
+  jsx: 'javascript',
+  mjs: 'javascript',
+  cjs: 'javascript',
+  ts: 'typescript',
+  mts: 'typescript',
+  cts: 'typescript',
+  tsx: 'tsx',
+  py: 'python',
+  pyi: 'python',
+};
+
+/** The grammar a path is parsed with, by extension; null when no rule language covers it. */
+export function ruleLanguageOf(path: string): RuleLanguage | null {
+  const dot = path.lastIndexOf('.');
+  if (dot < 0 || dot < path.lastIndexOf('/')) return null;
+  return BY_EXTENSION[path.slice(dot + 1).toLowerCase()] ?? null;
+}
+
+const NAPI_LANG: Record<RuleLanguage, string> = {
+  // tree-sitter-javascript parses JSX too.
+  javascript: Lang.JavaScript,
+  typescript: Lang.TypeScript,
+  tsx: Lang.Tsx,
+  python: 'python',
+};
+
+export interface ParsedFile {
+  language: RuleLanguage;
+  root: SgRoot;
+  /** 0-based line ranges the parser could not make sense of (tree-sitter ERROR nodes). */
+  errors: { start: number; end: number }[];
+}
+
+const cache = new WeakMap<object, { content: string; parsed: Promise<ParsedFile> }>();
+
+/**
+ * Parses `content` once per `owner` (a ReviewFile) and language; later calls with the same owner
+ * and content reuse the tree. Parsing runs on libuv's thread pool, so it neither blocks the event
+ * loop (heartbeats keep flowing) nor leaves a second core idle.
+ */
+export function parseOnce(owner: object, language: RuleLanguage, content: string): Promise<ParsedFile> {
+  const hit = cache.get(owner);
+  if (hit && hit.content === content) return hit.parsed;
+  ensureLanguages();
+  const parsed = parseAsync(NAPI_LANG[language], content).then((root) => {
+    const errors = root
+      .root()
+      .findAll({ rule: { kind: 'ERROR' } })
+      .map((n) => {
+        const r = n.range();
+        return { start: r.start.line, end: r.end.line };
+      });
+    return { language, root, errors };
+  });
+  cache.set(owner, { content, parsed });
+  return parsed;
+}
+
+/** The napi language id for a rule language (for compiling and validating rules). */
+export const napiLanguage = (language: RuleLanguage) => {
+  ensureLanguages();
+  return NAPI_LANG[language];
+};

@@ -1,0 +1,260 @@
+/**
+ * The skill catalog shipped with the build: one folder per skill under `src/skills/<id>/`, each
+ * with a `SKILL.md` (YAML front matter + what the reviewer checks and why) and, for rule skills,
+ * `rules/*.yml` (ast-grep rule configs written here). A skill's identity is its content hash, so a
+ * run can say exactly which bytes it executed (`executed_hash` in its skill provenance).
+ */
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import type { Severity } from '../core/review';
+import { SEVERITIES } from '../core/review';
+
+/** Languages the builtin rules parse; a rule names the ones its patterns are written for. */
+export const RULE_LANGUAGES = ['javascript', 'typescript', 'tsx', 'python'] as const;
+export type RuleLanguage = (typeof RULE_LANGUAGES)[number];
+
+/** How a skill executes: ast-grep rules, secretlint, or instructions for a model reviewer. */
+export const SKILL_ENGINES = ['ast-grep', 'secretlint', 'llm'] as const;
+export type SkillEngine = (typeof SKILL_ENGINES)[number];
+
+export interface SkillFile {
+  /** Path relative to the skill folder, `/`-separated. */
+  path: string;
+  bytes: Buffer;
+}
+
+/**
+ * One ast-grep rule as written in `rules/*.yml`. The YAML follows ast-grep's rule config (`id`,
+ * `language`, `message`, `note`, `rule`, `constraints`, `utils`, `files`, `ignores`) with two
+ * differences: `language` may be a list (one rule body for JS, TS and TSX), and `severity` is
+ * ours (`P0`/`P1`/`P2`, default: the skill's). Several documents in one file may share an `id`
+ * (one per language family); they report under the same rule id.
+ */
+export interface SkillRule {
+  /** `<rule>`; findings carry `<skill>/<rule>`. */
+  id: string;
+  languages: RuleLanguage[];
+  severity: Severity;
+  category: string;
+  /** Finding title; `$NAME` is replaced by the text the metavariable matched. */
+  message: string;
+  /** Finding body (markdown): why it is a defect and how to fix it. */
+  note: string;
+  rule: Record<string, unknown>;
+  constraints?: Record<string, unknown>;
+  utils?: Record<string, unknown>;
+  /** Globs (relative to the repository root) the rule is limited to; omitted: every file. */
+  files?: string[];
+  /** Globs the rule never runs on. */
+  ignores?: string[];
+  /** The rule file it came from, relative to the skill folder. */
+  source: string;
+}
+
+export interface CatalogSkill {
+  id: string;
+  title: string;
+  description: string;
+  languages: string[];
+  engine: SkillEngine;
+  /** Category of the findings it reports unless a rule says otherwise. */
+  category: string;
+  /** Severity of a rule that names none. */
+  defaultSeverity: Severity;
+  /** The severity policy in words (front matter `severity.policy`). */
+  severityPolicy: string;
+  /** Markdown body of SKILL.md. */
+  instructions: string;
+  /** SHA-256 hex over the skill's files; see `skillContentHash`. */
+  hash: string;
+  files: SkillFile[];
+  rules: SkillRule[];
+  /** Extra front matter an engine reads (e.g. secretlint severities); free-form. */
+  options: Record<string, unknown>;
+}
+
+export const CATALOG_DIR = fileURLToPath(new URL('.', import.meta.url));
+
+/**
+ * SHA-256 hex over a skill's files in sorted path order; each file contributes
+ * `path \0 byteLength \0 bytes`, so no two different file sets hash alike.
+ */
+export function skillContentHash(files: readonly SkillFile[]): string {
+  const hash = createHash('sha256');
+  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
+    hash.update(`${file.path}\u0000${file.bytes.byteLength}\u0000`);
+    hash.update(file.bytes);
+  }
+  return hash.digest('hex');
+}
+
+async function listFiles(dir: string, root = dir): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map((e) => {
+      const full = join(dir, e.name);
+      if (e.isDirectory()) return listFiles(full, root);
+      return e.isFile() ? [relative(root, full).split(sep).join('/')] : [];
+    }),
+  );
+  return nested.flat();
+}
+
+class SkillDefinitionError extends Error {
+  constructor(skillDir: string, file: string, problem: string) {
+    super(`skill ${skillDir}: ${file}: ${problem}`);
+    this.name = 'SkillDefinitionError';
+  }
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+const isSeverity = (v: unknown): v is Severity => SEVERITIES.includes(v as Severity);
+const stringList = (v: unknown): string[] | null =>
+  Array.isArray(v) && v.every((x) => typeof x === 'string') ? v : typeof v === 'string' ? [v] : null;
+
+function splitFrontMatter(text: string): { front: string; body: string } | null {
+  const m = /^---\r?\n([\s\S]*?)\r?\n---\r?\n?([\s\S]*)$/.exec(text);
+  return m ? { front: m[1] ?? '', body: m[2] ?? '' } : null;
+}
+
+/** Reads one skill folder; throws SkillDefinitionError naming the file and what is wrong. */
+export async function loadSkill(skillDir: string): Promise<CatalogSkill> {
+  const paths = (await listFiles(skillDir)).sort();
+  const files: SkillFile[] = await Promise.all(
+    paths.map(async (path) => ({ path, bytes: await readFile(join(skillDir, path)) })),
+  );
+  const fail = (file: string, problem: string): never => {
+    throw new SkillDefinitionError(skillDir, file, problem);
+  };
+  const manifest = files.find((f) => f.path === 'SKILL.md') ?? fail('SKILL.md', 'missing');
+  const split = splitFrontMatter(manifest.bytes.toString('utf8')) ?? fail('SKILL.md', 'no front matter');
+  const front: unknown = parseYaml(split.front);
+  if (!isRecord(front)) return fail('SKILL.md', 'front matter is not a mapping');
+  const str = (key: string) => {
+    const v = front[key];
+    return typeof v === 'string' && v.trim() !== ''
+      ? v.trim()
+      : fail('SKILL.md', `front matter needs ${key}`);
+  };
+  const id = str('id');
+  const severity = isRecord(front.severity) ? front.severity : {};
+  const defaultSeverity = severity.default ?? 'P1';
+  if (!isSeverity(defaultSeverity)) return fail('SKILL.md', 'severity.default must be P0, P1 or P2');
+  const engine = front.engine ?? 'ast-grep';
+  if (!SKILL_ENGINES.includes(engine as SkillEngine)) return fail('SKILL.md', `unknown engine ${engine}`);
+  const category = typeof front.category === 'string' ? front.category : id;
+  const languages = stringList(front.languages) ?? fail('SKILL.md', 'languages must be a list');
+  const { id: _i, title: _t, description: _d, languages: _l, severity: _s, engine: _e, ...options } = front;
+
+  const rules: SkillRule[] = [];
+  for (const file of files.filter((f) => /^rules\/.+\.ya?ml$/.test(f.path))) {
+    for (const doc of parseAllDocuments(file.bytes.toString('utf8'))) {
+      if (doc.errors.length > 0) fail(file.path, doc.errors[0]?.message ?? 'YAML error');
+      const raw: unknown = doc.toJS();
+      if (raw === null || raw === undefined) continue;
+      rules.push(toRule(raw, file.path, { defaultSeverity, category }, fail));
+    }
+  }
+  if (engine === 'ast-grep' && rules.length === 0)
+    fail('rules/', 'an ast-grep skill needs at least one rule');
+
+  return {
+    id,
+    title: str('title'),
+    description: str('description'),
+    languages,
+    engine: engine as SkillEngine,
+    category,
+    defaultSeverity,
+    severityPolicy: typeof severity.policy === 'string' ? severity.policy.trim() : '',
+    instructions: split.body.trim(),
+    hash: skillContentHash(files),
+    files,
+    rules,
+    options,
+  };
+}
+
+function toRule(
+  raw: unknown,
+  source: string,
+  defaults: { defaultSeverity: Severity; category: string },
+  fail: (file: string, problem: string) => never,
+): SkillRule {
+  if (!isRecord(raw)) return fail(source, 'a rule document must be a mapping');
+  const id = typeof raw.id === 'string' && /^[a-z0-9][a-z0-9-]*$/.test(raw.id) ? raw.id : null;
+  if (!id) return fail(source, 'rule id must be kebab-case');
+  const where = `${source} (${id})`;
+  const languages = stringList(raw.language);
+  if (
+    !languages ||
+    languages.length === 0 ||
+    !languages.every((l) => RULE_LANGUAGES.includes(l as RuleLanguage))
+  )
+    return fail(where, `language must be one or more of ${RULE_LANGUAGES.join(', ')}`);
+  const severity = raw.severity ?? defaults.defaultSeverity;
+  if (!isSeverity(severity)) return fail(where, 'severity must be P0, P1 or P2');
+  if (typeof raw.message !== 'string' || typeof raw.note !== 'string')
+    return fail(where, 'message and note are required');
+  if (!isRecord(raw.rule)) return fail(where, 'rule must be a mapping');
+  const optionalRecord = (key: string) => {
+    const v = raw[key];
+    if (v === undefined) return undefined;
+    return isRecord(v) ? v : fail(where, `${key} must be a mapping`);
+  };
+  const optionalGlobs = (key: string) => {
+    const v = raw[key];
+    if (v === undefined) return undefined;
+    return stringList(v) ?? fail(where, `${key} must be a list of globs`);
+  };
+  const metadata = isRecord(raw.metadata) ? raw.metadata : {};
+  const rule: SkillRule = {
+    id,
+    languages: languages as RuleLanguage[],
+    severity,
+    category: typeof metadata.category === 'string' ? metadata.category : defaults.category,
+    message: raw.message.trim(),
+    note: raw.note.trim(),
+    rule: raw.rule,
+    source,
+  };
+  const constraints = optionalRecord('constraints');
+  const utils = optionalRecord('utils');
+  const files = optionalGlobs('files');
+  const ignores = optionalGlobs('ignores');
+  if (constraints) rule.constraints = constraints;
+  if (utils) rule.utils = utils;
+  if (files) rule.files = files;
+  if (ignores) rule.ignores = ignores;
+  return rule;
+}
+
+let cached: Promise<CatalogSkill[]> | null = null;
+
+/** Every catalog skill, sorted by id; read and hashed once per process. */
+export function loadCatalog(): Promise<CatalogSkill[]> {
+  cached ??= (async () => {
+    const entries = await readdir(CATALOG_DIR, { withFileTypes: true });
+    const dirs = entries.filter((e) => e.isDirectory()).map((e) => e.name);
+    const skills = await Promise.all(
+      dirs.map(async (d) => {
+        const names = await readdir(join(CATALOG_DIR, d));
+        return names.includes('SKILL.md') ? loadSkill(join(CATALOG_DIR, d)) : null;
+      }),
+    );
+    return skills.filter((s): s is CatalogSkill => s !== null).sort((a, b) => a.id.localeCompare(b.id));
+  })();
+  cached.catch(() => {
+    cached = null;
+  });
+  return cached;
+}
+
+/** The catalog skill with this id, or null. */
+export async function catalogSkill(id: string): Promise<CatalogSkill | null> {
+  return (await loadCatalog()).find((s) => s.id === id) ?? null;
+}

@@ -142,6 +142,38 @@ export class Engine {
     return run;
   }
 
+  private taskWithRunStatement: ReturnType<Engine['prepareTaskWithRun']> | null = null;
+
+  private prepareTaskWithRun() {
+    // One statement for the most frequent read (task polling): the task and its latest run.
+    const latest = sql`(SELECT r.id FROM runs r WHERE r.task_id = ${tasks.id} ORDER BY r.created_at DESC, r.id DESC LIMIT 1)`;
+    return this.db.orm
+      .select({ task: tasks, run: runs })
+      .from(tasks)
+      .leftJoin(runs, eq(runs.id, latest))
+      .where(
+        and(
+          eq(tasks.id, sql.placeholder('taskId')),
+          eq(tasks.workspaceId, sql.placeholder('workspaceId')),
+          eq(tasks.projectId, sql.placeholder('projectId')),
+        ),
+      )
+      .limit(1)
+      .prepare('svc_task_with_latest_run');
+  }
+
+  /** The task of this workspace and project with its latest run, in one query; otherwise `not_found`. */
+  async getTaskWithLatestRun(
+    workspaceId: string,
+    projectId: string,
+    taskId: string,
+  ): Promise<{ task: TaskRow; run: RunRow | null }> {
+    this.taskWithRunStatement ??= this.prepareTaskWithRun();
+    const [row] = await this.taskWithRunStatement.execute({ taskId, workspaceId, projectId });
+    if (!row) throw notFound('task', taskId);
+    return { task: row.task, run: row.run };
+  }
+
   /** The task, when it belongs to this workspace and project; otherwise `not_found`. */
   async getTask(workspaceId: string, projectId: string | null, taskId: string): Promise<TaskRow> {
     const [task] = await this.db.orm

@@ -2,11 +2,10 @@
  * Bearer-key authentication and project resolution. A pinned key sees exactly one project;
  * any other project id is reported as not found, never as forbidden, so ids do not leak.
  */
-import { and, eq, isNull } from 'drizzle-orm';
 import { ApiError } from '../core/errors';
 import { keyDigest, keyKindOf, type Principal } from '../core/keys';
 import type { Database } from '../storage/database';
-import { apiKeys, projects } from '../storage/schema';
+import { findActiveKey, projectInWorkspace } from '../storage/lookups';
 
 export async function authenticate(db: Database, authorization: string | undefined): Promise<Principal> {
   if (!authorization) {
@@ -18,13 +17,9 @@ export async function authenticate(db: Database, authorization: string | undefin
   }
   const secret = match[1];
   if (!keyKindOf(secret)) throw new ApiError('unauthenticated', 'invalid API key');
-  const [row] = await db.orm
-    .select()
-    .from(apiKeys)
-    .where(and(eq(apiKeys.digest, keyDigest(secret)), isNull(apiKeys.revokedAt)))
-    .limit(1);
-  if (!row) throw new ApiError('unauthenticated', 'invalid or revoked API key');
-  return { keyId: row.id, kind: row.kind, workspaceId: row.workspaceId, pinnedProjectId: row.projectId };
+  const key = await findActiveKey(db, keyDigest(secret));
+  if (!key) throw new ApiError('unauthenticated', 'invalid or revoked API key');
+  return { keyId: key.id, kind: key.kind, workspaceId: key.workspaceId, pinnedProjectId: key.projectId };
 }
 
 /**
@@ -44,11 +39,8 @@ export async function resolveProject(
   if (principal.pinnedProjectId && principal.pinnedProjectId !== projectId) {
     throw new ApiError('not_found', `project ${projectId} was not found`);
   }
-  const [row] = await db.orm
-    .select({ id: projects.id })
-    .from(projects)
-    .where(and(eq(projects.id, projectId), eq(projects.workspaceId, principal.workspaceId)))
-    .limit(1);
-  if (!row) throw new ApiError('not_found', `project ${projectId} was not found`);
-  return row.id;
+  if (!(await projectInWorkspace(db, principal.workspaceId, projectId))) {
+    throw new ApiError('not_found', `project ${projectId} was not found`);
+  }
+  return projectId;
 }

@@ -23,8 +23,12 @@ const get = defineOperation({
   response: taskRecord,
   handler: async ({ params }, ctx) => {
     const { engine } = ctx.services;
-    const task = await loadTask(ctx, params.task_id);
-    return engine.taskRecord(task, await engine.latestRun(task.id));
+    const { task, run } = await engine.getTaskWithLatestRun(
+      ctx.workspaceId,
+      ctx.projectId ?? '',
+      params.task_id,
+    );
+    return engine.taskRecord(task, run);
   },
 });
 

@@ -3,6 +3,7 @@ import { and, count, eq, isNull } from 'drizzle-orm';
 import { type KeyKind, keyDigest, keyKindOf, mintKeySecret } from '../core/keys';
 import type { Database } from './database';
 import { newId } from './ids';
+import { forgetKey } from './lookups';
 import { apiKeys, workspaces } from './schema';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
@@ -38,6 +39,7 @@ export async function revokeApiKey(
     .set({ revokedAt: new Date(), updatedAt: new Date() })
     .where(and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)))
     .returning();
+  if (row) forgetKey(db, row.id);
   return row ?? null;
 }
 

@@ -1,6 +1,6 @@
 /** Real git repositories for tests, made under a temporary SVC_REPOS_DIR. */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
@@ -22,7 +22,7 @@ const git = (cwd: string, args: string[]) =>
   }).toString();
 
 /** Creates `reposDir/owner/name` with the given files committed on `main`. */
-export function makeRepo(reposDir: string, fullName: string, files: Record<string, string>): string {
+export function makeRepo(reposDir: string, fullName: string, files: Record<string, string | Buffer>): string {
   const dir = join(reposDir, fullName);
   mkdirSync(dir, { recursive: true });
   git(dir, ['init', '-q', '-b', 'main']);
@@ -32,5 +32,49 @@ export function makeRepo(reposDir: string, fullName: string, files: Record<strin
   }
   git(dir, ['add', '-A']);
   git(dir, ['commit', '-q', '-m', 'initial']);
+  return dir;
+}
+
+/** Runs git in `cwd` with the test identity (and `input` on stdin); returns stdout. */
+export function gitIn(cwd: string, args: string[], input?: string): string {
+  if (input === undefined) return git(cwd, args);
+  return execFileSync('git', args, { cwd, input, stdio: ['pipe', 'pipe', 'pipe'] }).toString();
+}
+
+/** Writes files into a work tree: a string or bytes writes the file, null deletes it. */
+export function writeFiles(dir: string, files: Record<string, string | Buffer | null>): void {
+  for (const [path, content] of Object.entries(files)) {
+    const full = join(dir, path);
+    if (content === null) {
+      rmSync(full, { force: true });
+      continue;
+    }
+    mkdirSync(dirname(full), { recursive: true });
+    writeFileSync(full, content);
+  }
+}
+
+/** Stages everything in the work tree and commits it; returns the new commit id. */
+export function commitAll(dir: string, message: string): string {
+  git(dir, ['add', '-A']);
+  git(dir, ['commit', '-q', '--allow-empty', '-m', message]);
+  return git(dir, ['rev-parse', 'HEAD']).trim();
+}
+
+/** Writes `files`, commits, and returns the commit id. */
+export function commitFiles(
+  dir: string,
+  files: Record<string, string | Buffer | null>,
+  message = 'change',
+): string {
+  writeFiles(dir, files);
+  return commitAll(dir, message);
+}
+
+/** Clones `source` as a bare repository at `reposDir/<fullName>` (e.g. `acme/api.git`). */
+export function makeBareClone(reposDir: string, source: string, fullName: string): string {
+  const dir = join(reposDir, fullName);
+  mkdirSync(dirname(dir), { recursive: true });
+  git(reposDir, ['clone', '-q', '--bare', source, dir]);
   return dir;
 }

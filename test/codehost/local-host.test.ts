@@ -1,0 +1,385 @@
+/** The local code host on real repositories: pull requests, ranges, files, and what it records. */
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCodeHosts } from '../../src/codehost';
+import { LocalCodeHost, type LocalPullRecord } from '../../src/codehost/local/local-host';
+import { CodeHostError } from '../../src/codehost/types';
+import { commitFiles, gitIn, makeBareClone, makeRepo, makeReposDir } from '../helpers/git';
+
+let reposDir: string;
+let host: LocalCodeHost;
+let api: string;
+/** Commits on acme/api: main0 ← fork ← (main1 on main) and (feat1 ← feat2 on feature). */
+const sha: Record<string, string> = {};
+
+const rev = (dir: string, ref: string) => gitIn(dir, ['rev-parse', ref]).trim();
+
+async function codeHostError(promise: Promise<unknown>): Promise<CodeHostError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(CodeHostError);
+  return error as CodeHostError;
+}
+
+beforeAll(() => {
+  reposDir = makeReposDir();
+  host = new LocalCodeHost(reposDir);
+  api = makeRepo(reposDir, 'acme/api', { 'src/app.ts': 'export const a = 1;\n', 'README.md': '# api\n' });
+  sha.main0 = rev(api, 'HEAD');
+  gitIn(api, ['checkout', '-q', '-b', 'feature']);
+  sha.feat1 = commitFiles(api, { 'src/app.ts': 'export const a = 1;\nexport const b = 2;\n' }, 'add b');
+  sha.feat2 = commitFiles(api, { 'src/new file.ts': 'export {};\n' }, 'Add the new file');
+  gitIn(api, ['checkout', '-q', 'main']);
+  sha.main1 = commitFiles(api, { 'README.md': '# api\n\nmore\n' }, 'docs');
+  // PR 7: head and base refs; PR 8: head only (base = default branch).
+  gitIn(api, ['update-ref', 'refs/pull/7/head', sha.feat2 as string]);
+  gitIn(api, ['update-ref', 'refs/pull/7/base', sha.main0 as string]);
+  gitIn(api, ['update-ref', 'refs/pull/8/head', sha.feat1 as string]);
+});
+afterAll(() => rmSync(reposDir, { recursive: true, force: true }));
+
+describe('repositories', () => {
+  it('finds work trees, bare repositories and repo.git; refuses names that escape the dir', async () => {
+    makeBareClone(reposDir, api, 'acme/bare.git');
+    makeBareClone(reposDir, api, 'acme/plainbare');
+    expect(await host.repositoryExists('acme/api')).toBe(true);
+    expect(await host.repositoryExists('acme/bare')).toBe(true);
+    expect(await host.repositoryExists('acme/plainbare')).toBe(true);
+    expect(await host.repositoryExists('acme/missing')).toBe(false);
+    for (const bad of ['../acme', 'acme/..', 'acme/../api', '/etc/passwd', 'acme', 'a/b/c', '']) {
+      expect(await host.repositoryExists(bad)).toBe(false);
+    }
+  });
+
+  it('a missing repository is not_found on every operation', async () => {
+    const calls: Promise<unknown>[] = [
+      host.defaultBranch('acme/nope'),
+      host.getPullRequest('acme/nope', 1),
+      host.resolveRange('acme/nope', 'main', 'feature'),
+      host.getDiff('acme/nope', 'main', 'feature'),
+      host.readFile('acme/nope', 'main', 'a.txt'),
+      host.readTree('acme/nope'),
+    ];
+    for (const call of calls) {
+      const error = await codeHostError(call);
+      expect(error.reason).toBe('not_found');
+      expect(error.message).toContain('acme/nope');
+    }
+  });
+
+  it('default branch: HEAD’s branch, else main, else master', async () => {
+    expect(await host.defaultBranch('acme/api')).toBe('main');
+    const other = makeRepo(reposDir, 'acme/trunk', { 'a.txt': 'a\n' });
+    gitIn(other, ['branch', '-m', 'main', 'trunk']);
+    expect(await host.defaultBranch('acme/trunk')).toBe('trunk');
+    // HEAD names a branch that does not exist: fall back to master.
+    gitIn(other, ['branch', 'master']);
+    gitIn(other, ['symbolic-ref', 'HEAD', 'refs/heads/unborn']);
+    expect(await host.defaultBranch('acme/trunk')).toBe('master');
+    gitIn(other, ['branch', '-D', 'master']);
+    const error = await codeHostError(host.defaultBranch('acme/trunk'));
+    expect(error.reason).toBe('not_found');
+  });
+});
+
+describe('pull requests', () => {
+  it('with refs/pull/N/base: that base, and the merge base for the diff', async () => {
+    const pr = await host.getPullRequest('acme/api', 7);
+    expect(pr).toEqual({
+      number: 7,
+      title: 'Add the new file',
+      baseRef: 'refs/pull/7/base',
+      headRef: 'refs/pull/7/head',
+      baseSha: sha.main0,
+      headSha: sha.feat2,
+      mergeBaseSha: sha.main0,
+      draft: false,
+      author: 'svc test',
+    });
+  });
+
+  it('without refs/pull/N/base: the default branch, diffed from the merge base as GitHub shows it', async () => {
+    const pr = await host.getPullRequest('acme/api', 8);
+    expect(pr).toMatchObject({
+      number: 8,
+      title: 'add b',
+      baseRef: 'main',
+      baseSha: sha.main1,
+      headSha: sha.feat1,
+      mergeBaseSha: sha.main0,
+    });
+    const diff = await host.getDiff('acme/api', pr.mergeBaseSha as string, pr.headSha);
+    // Only the pull request's change, not main's README edit made after the fork.
+    expect(diff.files.map((f) => [f.path, f.changedLines])).toEqual([['src/app.ts', [{ start: 2, end: 2 }]]]);
+    const twoPoint = await host.getDiff('acme/api', pr.baseSha, pr.headSha);
+    expect(twoPoint.files.map((f) => f.path)).toEqual(['README.md', 'src/app.ts']);
+  });
+
+  it('a missing pull request is not_found, naming the ref', async () => {
+    const error = await codeHostError(host.getPullRequest('acme/api', 70));
+    expect(error.reason).toBe('not_found');
+    expect(error.message).toBe('pull request 70 not found in acme/api: no refs/pull/70/head');
+    expect((await codeHostError(host.getPullRequest('acme/api', 0))).reason).toBe('invalid_input');
+    expect((await codeHostError(host.getPullRequest('acme/api', 1.5))).reason).toBe('invalid_input');
+  });
+
+  it('in a bare repository', async () => {
+    const bare = join(reposDir, 'acme/bare.git');
+    if (!existsSync(bare)) makeBareClone(reposDir, api, 'acme/bare.git');
+    gitIn(bare, ['update-ref', 'refs/pull/3/head', sha.feat2 as string]);
+    const pr = await host.getPullRequest('acme/bare', 3);
+    expect(pr).toMatchObject({
+      baseRef: 'main',
+      baseSha: sha.main1,
+      headSha: sha.feat2,
+      mergeBaseSha: sha.main0,
+    });
+    const diff = await host.getDiff('acme/bare', pr.mergeBaseSha as string, pr.headSha);
+    expect(diff.files.map((f) => [f.path, f.change, f.changedLines])).toEqual([
+      ['src/app.ts', 'modified', [{ start: 2, end: 2 }]],
+      ['src/new file.ts', 'added', [{ start: 1, end: 1 }]],
+    ]);
+    expect((await host.readFile('acme/bare', pr.headSha, 'src/new file.ts'))?.toString()).toBe(
+      'export {};\n',
+    );
+  });
+});
+
+describe('ranges', () => {
+  it('by branch names and by commit ids (full and abbreviated)', async () => {
+    const byName = await host.resolveRange('acme/api', 'main', 'feature');
+    expect(byName).toEqual({
+      base: 'main',
+      head: 'feature',
+      baseSha: sha.main1,
+      headSha: sha.feat2,
+      mergeBaseSha: sha.main0,
+    });
+    const byId = await host.resolveRange('acme/api', sha.main0 as string, (sha.feat1 as string).slice(0, 10));
+    expect(byId).toMatchObject({ baseSha: sha.main0, headSha: sha.feat1, mergeBaseSha: sha.main0 });
+    const diff = await host.getDiff('acme/api', 'main', 'feature');
+    expect(diff.base).toBe(sha.main1);
+    expect(diff.head).toBe(sha.feat2);
+  });
+
+  it('a range that does not resolve is not_found naming which end', async () => {
+    const head = await codeHostError(host.resolveRange('acme/api', 'main', 'no-such-branch'));
+    expect(head.reason).toBe('not_found');
+    expect(head.message).toContain('head "no-such-branch"');
+    expect(head.message).not.toContain('base "main"');
+    const base = await codeHostError(host.resolveRange('acme/api', 'deadbeef', 'main'));
+    expect(base.message).toContain('base "deadbeef"');
+    const both = await codeHostError(host.getDiff('acme/api', 'x1', 'x2'));
+    expect(both.message).toContain('base "x1" and head "x2" are not');
+  });
+
+  it('refs that git could read as options are invalid input', async () => {
+    for (const bad of ['--output=/tmp/x', '-p', '', 'a\nb']) {
+      const error = await codeHostError(host.resolveRange('acme/api', bad, 'main'));
+      expect(error.reason).toBe('invalid_input');
+    }
+    expect(existsSync('/tmp/x')).toBe(false);
+  });
+});
+
+describe('files', () => {
+  it('reads a file at a ref; null when absent or a directory', async () => {
+    expect((await host.readFile('acme/api', 'feature', 'src/app.ts'))?.toString()).toBe(
+      'export const a = 1;\nexport const b = 2;\n',
+    );
+    expect((await host.readFile('acme/api', 'main', 'src/app.ts'))?.toString()).toBe('export const a = 1;\n');
+    expect(await host.readFile('acme/api', 'main', 'src/new file.ts')).toBeNull();
+    expect(await host.readFile('acme/api', 'main', 'src')).toBeNull();
+    expect((await codeHostError(host.readFile('acme/api', 'nope', 'src/app.ts'))).reason).toBe('not_found');
+  });
+
+  it('refuses path traversal and absolute paths', async () => {
+    for (const bad of ['../x', 'src/../../x', '/etc/passwd', './src/app.ts', 'src//app.ts', '', 'src/']) {
+      const error = await codeHostError(host.readFile('acme/api', 'main', bad));
+      expect(error.reason).toBe('invalid_input');
+    }
+  });
+
+  it('reads many files through one batch: bytes exact, binary and odd names included', async () => {
+    const repo = makeRepo(reposDir, 'acme/files', { 'a.txt': 'a\n' });
+    const names = ['a.txt', 'sp ace/ü.md', 'bin.dat', 'line\nbreak.txt', 'empty', ' lead.txt'];
+    const head = commitFiles(repo, {
+      'sp ace/ü.md': 'unicode ✓\n',
+      'bin.dat': Buffer.from([0, 255, 10, 13, 0]),
+      'line\nbreak.txt': 'nl\n',
+      empty: '',
+      ' lead.txt': 'lead\n',
+    });
+    const got = await host.readFiles('acme/files', head, [...names, 'missing.txt', 'sp ace']);
+    expect(got.get('a.txt')?.toString()).toBe('a\n');
+    expect(got.get('sp ace/ü.md')?.toString()).toBe('unicode ✓\n');
+    expect(got.get('bin.dat')).toEqual(Buffer.from([0, 255, 10, 13, 0]));
+    expect(got.get('line\nbreak.txt')?.toString()).toBe('nl\n');
+    expect(got.get('empty')).toEqual(Buffer.alloc(0));
+    expect(got.get(' lead.txt')?.toString()).toBe('lead\n');
+    expect(got.get('missing.txt')).toBeNull();
+    expect(got.get('sp ace')).toBeNull();
+    expect(got.size).toBe(names.length + 2);
+  });
+
+  it('reads 1,000 files in one call', async () => {
+    const repo = makeRepo(reposDir, 'acme/many', { 'seed.txt': 's\n' });
+    const files = Object.fromEntries(
+      Array.from({ length: 1000 }, (_, i) => [`d/f${i}.ts`, `export const v = ${i};\n`]),
+    );
+    const head = commitFiles(repo, files);
+    const got = await host.readFiles('acme/many', head, Object.keys(files));
+    expect(got.size).toBe(1000);
+    expect(got.get('d/f999.ts')?.toString()).toBe('export const v = 999;\n');
+  });
+});
+
+describe('writing back: local records, never a pretend post', () => {
+  it('postCheck appends to <git-dir>/svc/checks.jsonl; an update reuses the id', async () => {
+    const head = sha.feat2 as string;
+    const posted = await host.postCheck('acme/api', {
+      name: 'Service / Review',
+      headSha: head,
+      status: 'in_progress',
+      title: 'Reviewing',
+      summary: 'started',
+    });
+    expect(posted.url).toBeNull();
+    expect(posted.id).toMatch(/^local-check-/);
+    const updated = await host.postCheck('acme/api', {
+      id: posted.id,
+      name: 'Service / Review',
+      headSha: head,
+      status: 'completed',
+      conclusion: 'neutral',
+      title: 'No findings',
+      summary: 'done',
+      text: 'fix prompt',
+    });
+    expect(updated.id).toBe(posted.id);
+    const file = join(api, '.git/svc/checks.jsonl');
+    const lines = readFileSync(file, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toHaveLength(2);
+    expect(lines[1]).toMatchObject({
+      id: posted.id,
+      status: 'completed',
+      conclusion: 'neutral',
+      head_sha: head,
+    });
+    expect(await host.localRecords('acme/api', 'checks')).toEqual(lines);
+
+    expect(
+      (
+        await codeHostError(
+          host.postCheck('acme/api', {
+            name: 'x',
+            headSha: head,
+            status: 'completed',
+            title: 't',
+            summary: 's',
+          }),
+        )
+      ).reason,
+    ).toBe('invalid_input');
+    expect(
+      (
+        await codeHostError(
+          host.postCheck('acme/api', {
+            id: 'local-check-nope',
+            name: 'x',
+            headSha: head,
+            status: 'queued',
+            title: 't',
+            summary: 's',
+          }),
+        )
+      ).reason,
+    ).toBe('not_found');
+  });
+
+  it('postComment appends to comments.jsonl; needs the pull request, and a line for inline comments', async () => {
+    const summary = await host.postComment('acme/api', { pullRequest: 7, body: 'Summary' });
+    const inline = await host.postComment('acme/api', {
+      pullRequest: 7,
+      body: 'P1: bug',
+      path: 'src/app.ts',
+      line: 2,
+      commitSha: sha.feat2 as string,
+    });
+    await host.postComment('acme/api', { pullRequest: 7, body: 'wontfix: fine', inReplyTo: inline.id });
+    const records = await host.localRecords<{ id: string; path: string | null; line: number | null }>(
+      'acme/api',
+      'comments',
+    );
+    expect(records.map((r) => [r.id, r.path, r.line])).toEqual([
+      [summary.id, null, null],
+      [inline.id, 'src/app.ts', 2],
+      [expect.stringMatching(/^local-comment-/), null, null],
+    ]);
+    expect((await codeHostError(host.postComment('acme/api', { pullRequest: 99, body: 'x' }))).message).toBe(
+      'pull request 99 not found in acme/api: no refs/pull/99/head',
+    );
+    expect(
+      (await codeHostError(host.postComment('acme/api', { pullRequest: 7, body: 'x', path: 'a.ts' }))).reason,
+    ).toBe('invalid_input');
+    expect(
+      (
+        await codeHostError(
+          host.postComment('acme/api', { pullRequest: 7, body: 'x', path: '../a.ts', line: 1 }),
+        )
+      ).reason,
+    ).toBe('invalid_input');
+  });
+
+  it('openDraftPullRequest opens local pull request N that follows its branches', async () => {
+    const repo = makeRepo(reposDir, 'acme/drafts', { 'a.ts': 'a\n' });
+    gitIn(repo, ['update-ref', 'refs/pull/4/head', rev(repo, 'HEAD')]);
+    gitIn(repo, ['checkout', '-q', '-b', 'svc/fix-1']);
+    const fix1 = commitFiles(repo, { 'a.ts': 'a\nfixed\n' }, 'fix');
+    gitIn(repo, ['checkout', '-q', 'main']);
+    const opened = await host.openDraftPullRequest('acme/drafts', {
+      title: 'Fix P1 in a.ts',
+      body: 'body',
+      baseRef: 'main',
+      headRef: 'svc/fix-1',
+    });
+    expect(opened).toEqual({ id: '5', number: 5, url: null });
+    const pr = await host.getPullRequest('acme/drafts', 5);
+    expect(pr).toMatchObject({
+      number: 5,
+      title: 'Fix P1 in a.ts',
+      draft: true,
+      baseRef: 'main',
+      headRef: 'svc/fix-1',
+      headSha: fix1,
+      mergeBaseSha: rev(repo, 'main'),
+    });
+    // A later commit on the branch is part of the pull request, as on a code host.
+    gitIn(repo, ['checkout', '-q', 'svc/fix-1']);
+    const fix2 = commitFiles(repo, { 'b.ts': 'b\n' }, 'more');
+    expect((await host.getPullRequest('acme/drafts', 5)).headSha).toBe(fix2);
+    const records = await host.localRecords<LocalPullRecord>('acme/drafts', 'pulls');
+    expect(records).toEqual([
+      expect.objectContaining({ number: 5, draft: true, baseRef: 'main', headRef: 'svc/fix-1' }),
+    ]);
+    const missing = await codeHostError(
+      host.openDraftPullRequest('acme/drafts', { title: 't', body: 'b', baseRef: 'main', headRef: 'nope' }),
+    );
+    expect(missing.reason).toBe('not_found');
+    expect(missing.message).toContain('head branch nope');
+  });
+});
+
+describe('wiring', () => {
+  it('installation 1 is the local host over the repos dir', () => {
+    const hosts = createCodeHosts({ reposDir });
+    expect(hosts.forInstallation(1)?.kind).toBe('local');
+    expect(hosts.forInstallation(2)).toBeNull();
+  });
+});

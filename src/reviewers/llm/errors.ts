@@ -146,9 +146,11 @@ export function toRunFailure(error: unknown, ctx: ProviderContext): RunFailure {
       );
     }
     if (status === 404 || (status >= 400 && status < 500 && isModelUnknown(info))) {
+      // A 404 that does not name the model may be a wrong base URL (one without `/v1`).
+      const hint = isModelUnknown(info) ? '' : `; check the model id and that ${error.url} is the API's URL`;
       return new RunFailure(
         'model_not_available',
-        `model '${ctx.model}' is not available at provider '${ctx.provider}' (HTTP ${status})${said}`,
+        `model '${ctx.model}' is not available at provider '${ctx.provider}' (HTTP ${status})${said}${hint}`,
         details,
       );
     }

@@ -345,6 +345,14 @@ describe('provider failures, by name', () => {
     expect(error.message).toContain("model 'gpt-5-imaginary' is not available at provider 'openai'");
   });
 
+  it('names a base URL without /v1 as a model that is not available, with a hint', async () => {
+    expectRejections = true;
+    const root = double.baseURL.replace(/\/v1$/, '');
+    const error = await failure(review({ env: { ...env(), OPENAI_BASE_URL: root } }));
+    expect(error.code).toBe('model_not_available');
+    expect(error.message).toContain(`check the model id and that ${root}/chat/completions is the API's URL`);
+  });
+
   it('names refused credentials and the variable to fix', async () => {
     expectRejections = true;
     const error = await failure(review({ env: { ...env(), OPENAI_API_KEY: 'sk-wrong' } }));

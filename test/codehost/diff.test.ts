@@ -424,6 +424,28 @@ describe('getDiff on real git', () => {
     expect(diff.gaps.map((g) => g.code)).toEqual(['submodule_change']);
   });
 
+  it('git skipping rename detection (too many files) becomes a rename_detection_skipped gap', async () => {
+    const before = Object.fromEntries([1, 2, 3].map((i) => [`a${i}.ts`, lines(30, `file ${i}`)]));
+    const after = Object.fromEntries(
+      [1, 2, 3].flatMap((i) => [
+        [`a${i}.ts`, null],
+        [`b${i}.ts`, `${lines(30, `file ${i}`)}edit\n`],
+      ]),
+    );
+    const { diff } = await diffOf(before, after, {
+      prepare: (dir) => gitIn(dir, ['config', 'diff.renameLimit', '1']),
+    });
+    expect(diff.files.map((f) => f.change).sort()).toEqual([
+      'added',
+      'added',
+      'added',
+      'deleted',
+      'deleted',
+      'deleted',
+    ]);
+    expect(diff.gaps.map((g) => g.code)).toEqual(['rename_detection_skipped']);
+  });
+
   it('an empty range is an empty diff', async () => {
     const name = `acme/diff-${++repoCount}`;
     const dir = makeRepo(reposDir, name, { 'a.txt': 'a\n' });

@@ -210,6 +210,7 @@ export class GitDiffParser {
 
   private line(line: Buffer): void {
     if (
+      line[0] === 0x64 /* d */ &&
       line.length >= DIFF_GIT.length &&
       line.compare(DIFF_GIT, 0, DIFF_GIT.length, 0, DIFF_GIT.length) === 0
     ) {

@@ -33,8 +33,12 @@ const ALLOWED: Record<string, string[]> = {
   core: [],
   storage: ['core'],
   codehost: ['core'],
+  skills: ['core'],
+  reviewers: ['core', 'skills'],
+  'skills-store': ['core', 'storage', 'skills'],
   engine: ['core', 'storage', 'codehost', 'config'],
-  operations: ['core', 'storage', 'engine', 'codehost', 'config'],
+  review: ['core', 'storage', 'codehost', 'engine', 'reviewers', 'skills', 'skills-store', 'config'],
+  operations: ['core', 'storage', 'engine', 'codehost', 'review', 'reviewers', 'skills', 'skills-store', 'config'],
   http: ['core', 'storage', 'engine', 'operations', 'codehost', 'mcp'],
   mcp: ['core', 'operations', 'http'],
 };

@@ -5,10 +5,16 @@
  * `updated_at` and the fields the spec names. The behaviour belongs to a later issue, so every
  * handler answers 501 `not_implemented` by name.
  */
+import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
-import { notImplemented } from '../core/errors';
-import { defineOperation, type Operation } from './registry';
+import { ApiError, notFound, notImplemented } from '../core/errors';
+import { isForgotten, type LearningRow, notForgottenAt } from '../review/learnings';
+import type { Orm } from '../storage/database';
+import { newId } from '../storage/ids';
+import { events, learnings } from '../storage/schema';
+import { defineOperation, type Operation, type OperationContext } from './registry';
 import { idParam, listOf, listQuery, timestamp } from './schemas/common';
+import { decodeCursor, page } from './schemas/cursor';
 
 const pending = (tool: string) => async (): Promise<never> => {
   throw notImplemented(tool);
@@ -40,6 +46,7 @@ export const collectionRecords = {
     why: z.string().nullable(),
     learned_at: timestamp,
     forgets_at: timestamp.nullable().describe('The learning stops being used after this date.'),
+    forgotten: z.boolean().describe('True once `forgets_at` has passed: reviews no longer use it.'),
   }),
   'metric-records': record('metric_record', {
     owner: z.string(),
@@ -117,12 +124,101 @@ export const eventRecord = z.object({
   kind: z.string(),
   payload: z.record(z.string(), z.unknown()),
   occurred_at: timestamp,
+  actor: z.string().nullable().describe('Id of the API key that appended it; null for the service itself.'),
   created_at: timestamp,
 });
 
-/** The append-event and read-events operations on `/<collection>/{id}/events`. */
-export function eventOperations(collection: string, tool: string, paramName: string): Operation[] {
+type EventRow = typeof events.$inferSelect;
+/** The database or an open transaction. */
+export type Tx = Parameters<Parameters<Orm['transaction']>[0]>[0] | Orm;
+
+/**
+ * How an event is stored: the `events` row's `data` holds `{payload, occurred_at}`, since the
+ * time it happened (the caller's, possibly earlier) and the time it was appended differ.
+ */
+interface StoredEvent {
+  payload: Record<string, unknown>;
+  occurred_at: string;
+}
+
+export function toEventRecord(row: EventRow) {
+  const data = row.data as Partial<StoredEvent>;
+  return {
+    object: 'event' as const,
+    id: row.id,
+    subject_type: row.objectType,
+    subject_id: row.objectId,
+    kind: row.kind,
+    payload: data.payload ?? {},
+    occurred_at: data.occurred_at ?? row.createdAt.toISOString(),
+    actor: row.actor,
+    created_at: row.createdAt.toISOString(),
+  };
+}
+
+/** Appends one event to an object's log (append-only: events are never changed). */
+export async function appendObjectEvent(
+  tx: Tx,
+  event: {
+    workspaceId: string;
+    projectId: string | null;
+    objectType: string;
+    objectId: string;
+    kind: string;
+    payload: Record<string, unknown>;
+    occurredAt?: Date | undefined;
+    actor: string | null;
+  },
+): Promise<EventRow> {
+  const now = new Date();
+  const data: StoredEvent = {
+    payload: event.payload,
+    occurred_at: (event.occurredAt ?? now).toISOString(),
+  };
+  const [row] = await tx
+    .insert(events)
+    .values({
+      id: newId('event'),
+      workspaceId: event.workspaceId,
+      projectId: event.projectId,
+      objectType: event.objectType,
+      objectId: event.objectId,
+      kind: event.kind,
+      data: data as unknown as Record<string, unknown>,
+      actor: event.actor,
+      createdAt: now,
+    })
+    .returning();
+  if (!row) throw new Error('event insert returned no row');
+  return row;
+}
+
+/** What the `/events` pair of a collection needs to know about the records it logs. */
+export interface EventSubject {
+  /** `events.object_type`, e.g. `reviewer`. */
+  objectType: string;
+  /** Whether the record exists for this caller (another workspace's or project's record: no). */
+  exists(ctx: OperationContext, id: string): Promise<boolean>;
+  /** Applies an appended event to its record, in the append's transaction (optional). */
+  apply?(tx: Tx, ctx: OperationContext, id: string, event: EventRow): Promise<void>;
+}
+
+async function requireSubject(subject: EventSubject, ctx: OperationContext, id: string) {
+  if (!(await subject.exists(ctx, id))) throw notFound(subject.objectType, id);
+}
+
+/**
+ * The append-event and read-events operations on `/<collection>/{id}/events`. Without a
+ * `subject` the pair is declared but answers 501 until its collection is implemented.
+ */
+export function eventOperations(
+  collection: string,
+  tool: string,
+  paramName: string,
+  subject?: EventSubject,
+): Operation[] {
   const params = idParam(paramName, `Id of the ${collection} record.`);
+  const idOf = (p: Record<string, string>) => p[paramName] ?? '';
   return [
     defineOperation({
       tool: `${tool}_append_event`,
@@ -134,8 +230,27 @@ export function eventOperations(collection: string, tool: string, paramName: str
       body: eventAppendBody,
       response: eventRecord,
       status: 201,
-      notImplemented: true,
-      handler: pending(`${tool}_append_event`),
+      notImplemented: subject === undefined,
+      handler: async ({ params: p, body }, ctx) => {
+        if (!subject) throw notImplemented(`${tool}_append_event`);
+        const id = idOf(p);
+        await requireSubject(subject, ctx, id);
+        const row = await ctx.services.db.orm.transaction(async (tx) => {
+          const appended = await appendObjectEvent(tx, {
+            workspaceId: ctx.workspaceId,
+            projectId: ctx.projectId,
+            objectType: subject.objectType,
+            objectId: id,
+            kind: body.kind,
+            payload: body.payload,
+            occurredAt: body.occurred_at ? new Date(body.occurred_at) : undefined,
+            actor: ctx.principal.keyId,
+          });
+          await subject.apply?.(tx, ctx, id, appended);
+          return appended;
+        });
+        return toEventRecord(row);
+      },
     }),
     defineOperation({
       tool: `${tool}_events`,
@@ -146,15 +261,214 @@ export function eventOperations(collection: string, tool: string, paramName: str
       params,
       query: listQuery,
       response: listOf(eventRecord),
-      notImplemented: true,
-      handler: pending(`${tool}_events`),
+      notImplemented: subject === undefined,
+      handler: async ({ params: p, query }, ctx) => {
+        if (!subject) throw notImplemented(`${tool}_events`);
+        const id = idOf(p);
+        await requireSubject(subject, ctx, id);
+        const after = decodeCursor(query.cursor);
+        const rows = await ctx.services.db.orm
+          .select()
+          .from(events)
+          .where(
+            and(
+              eq(events.workspaceId, ctx.workspaceId),
+              eq(events.objectType, subject.objectType),
+              eq(events.objectId, id),
+              after
+                ? or(
+                    gt(events.createdAt, after.createdAt),
+                    and(eq(events.createdAt, after.createdAt), gt(events.id, after.id)),
+                  )
+                : undefined,
+            ),
+          )
+          .orderBy(asc(events.createdAt), asc(events.id))
+          .limit(query.limit + 1);
+        const { data, nextCursor } = page(rows, query.limit);
+        return { object: 'list' as const, data: data.map(toEventRecord), next_cursor: nextCursor };
+      },
     }),
   ];
 }
 
 const toolBase = (collection: string) => collection.replaceAll('-', '_');
 
+// Learnings: the project's own records (another project's learning is 404), created by the
+// documented extension `learnings_create`, forgotten from `forgets_at` on.
+
+const learningRecord = collectionRecords.learnings;
+
+function toLearningRecord(row: LearningRow, now = new Date()) {
+  return {
+    object: 'learning' as const,
+    id: row.id,
+    learning: row.learning,
+    why: row.why === '' ? null : row.why,
+    learned_at: row.learnedAt.toISOString(),
+    forgets_at: row.forgetsAt ? row.forgetsAt.toISOString() : null,
+    forgotten: isForgotten(row, now),
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+async function findLearning(ctx: OperationContext, id: string): Promise<LearningRow | null> {
+  const [row] = await ctx.services.db.orm
+    .select()
+    .from(learnings)
+    .where(
+      and(
+        eq(learnings.id, id),
+        eq(learnings.workspaceId, ctx.workspaceId),
+        eq(learnings.projectId, ctx.projectId ?? ''),
+      ),
+    )
+    .limit(1);
+  return row ?? null;
+}
+
+export const learningCreateBody = z.strictObject({
+  learning: z.string().trim().min(1).max(1000).describe('The fact, in one sentence.'),
+  why: z.string().trim().max(4000).optional().describe('Why it holds: where it was learned.'),
+  forgets_at: timestamp
+    .optional()
+    .describe('When reviews stop using it (must be in the future); omitted: never.'),
+});
+
+const learningListQuery = listQuery.extend({
+  include_forgotten: z
+    .enum(['true', 'false'])
+    .default('false')
+    .describe('`true` also lists learnings past their `forgets_at` (default `false`).'),
+});
+
+/**
+ * Event kinds a learning acts on: `forgotten` moves `forgets_at` to the event's `occurred_at`
+ * (never later than it was), so a wrong learning can be retired without deleting its history.
+ */
+const learningSubject: EventSubject = {
+  objectType: 'learning',
+  exists: async (ctx, id) => (await findLearning(ctx, id)) !== null,
+  apply: async (tx, ctx, id, event) => {
+    if (event.kind !== 'forgotten') return;
+    const at = new Date(toEventRecord(event).occurred_at);
+    await tx
+      .update(learnings)
+      .set({ forgetsAt: at, updatedAt: new Date() })
+      .where(and(eq(learnings.id, id), eq(learnings.workspaceId, ctx.workspaceId), notForgottenAt(at)));
+  },
+};
+
+const learningOperations: Operation[] = [
+  defineOperation({
+    tool: 'learnings_get',
+    method: 'GET',
+    path: '/api/v1/learnings/{id}',
+    summary: 'Read one learning of the project (forgotten ones too, flagged `forgotten`).',
+    scope: 'project',
+    params: z.strictObject({ id: z.string().min(1).max(200).describe('Learning id.') }),
+    response: learningRecord,
+    handler: async ({ params }, ctx) => {
+      const row = await findLearning(ctx, params.id);
+      if (!row) throw notFound('learning', params.id);
+      return toLearningRecord(row);
+    },
+  }),
+  defineOperation({
+    tool: 'learnings_list',
+    method: 'GET',
+    path: '/api/v1/learnings',
+    summary:
+      "List the project's learnings, newest first; those past `forgets_at` only with `include_forgotten=true`.",
+    scope: 'project',
+    query: learningListQuery,
+    response: listOf(learningRecord),
+    handler: async ({ query }, ctx) => {
+      const now = new Date();
+      const after = decodeCursor(query.cursor);
+      const rows = await ctx.services.db.orm
+        .select()
+        .from(learnings)
+        .where(
+          and(
+            eq(learnings.workspaceId, ctx.workspaceId),
+            eq(learnings.projectId, ctx.projectId ?? ''),
+            query.include_forgotten === 'true' ? undefined : notForgottenAt(now),
+            after
+              ? or(
+                  lt(learnings.createdAt, after.createdAt),
+                  and(eq(learnings.createdAt, after.createdAt), lt(learnings.id, after.id)),
+                )
+              : undefined,
+          ),
+        )
+        .orderBy(desc(learnings.createdAt), desc(learnings.id))
+        .limit(query.limit + 1);
+      const { data, nextCursor } = page(rows, query.limit);
+      return {
+        object: 'list' as const,
+        data: data.map((row) => toLearningRecord(row, now)),
+        next_cursor: nextCursor,
+      };
+    },
+  }),
+  defineOperation({
+    tool: 'learnings_create',
+    method: 'POST',
+    path: '/api/v1/learnings',
+    summary: 'Record a learning: a one-sentence fact later reviews of the project are told.',
+    description:
+      'Documented extension (the spec has no create for learnings). Appends a `created` event to the learning.',
+    scope: 'project',
+    body: learningCreateBody,
+    response: learningRecord,
+    status: 201,
+    handler: async ({ body }, ctx) => {
+      const now = new Date();
+      const forgetsAt = body.forgets_at ? new Date(body.forgets_at) : null;
+      if (forgetsAt && forgetsAt.getTime() <= now.getTime()) {
+        throw new ApiError(
+          'validation_failed',
+          `forgets_at ${body.forgets_at} is not in the future: the learning would never be used; omit it to keep the learning until it is forgotten`,
+        );
+      }
+      const projectId = ctx.projectId ?? '';
+      const row = await ctx.services.db.orm.transaction(async (tx) => {
+        const [inserted] = await tx
+          .insert(learnings)
+          .values({
+            id: newId('learning'),
+            workspaceId: ctx.workspaceId,
+            projectId,
+            learning: body.learning,
+            why: body.why ?? '',
+            learnedAt: now,
+            forgetsAt,
+            createdAt: now,
+            updatedAt: now,
+          })
+          .returning();
+        if (!inserted) throw new Error('learning insert returned no row');
+        await appendObjectEvent(tx, {
+          workspaceId: ctx.workspaceId,
+          projectId,
+          objectType: 'learning',
+          objectId: inserted.id,
+          kind: 'created',
+          payload: {},
+          occurredAt: now,
+          actor: ctx.principal.keyId,
+        });
+        return inserted;
+      });
+      return toLearningRecord(row, now);
+    },
+  }),
+];
+
 function collectionOperations(collection: CollectionName): Operation[] {
+  if (collection === 'learnings') return learningOperations;
   const item = collectionRecords[collection];
   const base = toolBase(collection);
   return [
@@ -240,7 +554,7 @@ export const operations: Operation[] = [
     notImplemented: true,
     handler: pending('dashboards_update'),
   }),
-  ...eventOperations('learnings', 'learnings', 'id'),
+  ...eventOperations('learnings', 'learnings', 'id', learningSubject),
   ...eventOperations('plans', 'plans', 'id'),
   ...eventOperations('pull-requests', 'pull_requests', 'id'),
   ...eventOperations('scorecards', 'scorecards', 'id'),

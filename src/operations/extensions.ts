@@ -1,6 +1,7 @@
 /**
  * Documented extensions: operations the declaration carries that the spec's Endpoints section
- * does not list (the key-management area, settings, project reads). The contract test proves
+ * does not list (the key-management area, settings, project reads, and `learnings_create`: the
+ * spec has learnings but no way to record one). The contract test proves
  * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
  * has no tool name; it is `projects_create` here, and so it is listed as an extension.
  */
@@ -16,4 +17,5 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'workspace_settings_get',
   'workspace_settings_update',
   'installations_list',
+  'learnings_create',
 ];

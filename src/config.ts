@@ -26,6 +26,12 @@ export interface Config {
   /** SVC_WORKER_CONCURRENCY, default 4: runs one worker executes at once. */
   workerConcurrency: number;
   engine: EngineLimits;
+  /**
+   * The environment this configuration was read from. Reviewer engines read their provider
+   * settings (OPENAI_API_KEY, SVC_LLM_COMPAT_URL, …) from it, so a test or an embedding
+   * program can configure them without touching process.env.
+   */
+  env: NodeJS.ProcessEnv;
 }
 
 const int = (value: string | undefined, fallback: number, name: string): number => {
@@ -37,6 +43,7 @@ const int = (value: string | undefined, fallback: number, name: string): number 
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
+    env,
     host: env.HOST || '127.0.0.1',
     port: int(env.PORT, 8080, 'PORT'),
     databaseUrl: env.DATABASE_URL || undefined,

@@ -9,6 +9,7 @@ import { Engine } from './engine/engine';
 import { setupHandler } from './engine/kinds/setup';
 import type { Services } from './operations/services';
 import { seedCatalogReviewers } from './review/reviewer-catalog';
+import { reviewHandler } from './review/run-review';
 import { type Database, openDatabase } from './storage/database';
 import { bootstrapKey, ensureWorkspace } from './storage/keys';
 import { migrate } from './storage/migrate';
@@ -46,5 +47,6 @@ export function createEngine(config: Config, db: Database, logger: Logger) {
   const codeHosts = createCodeHosts({ reposDir: config.reposDir });
   const engine = new Engine(db, config.engine, {}, logger);
   engine.registerHandler('setup', setupHandler(codeHosts));
+  engine.registerHandler('review', reviewHandler({ codeHosts, env: config.env }));
   return { engine, codeHosts };
 }

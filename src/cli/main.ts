@@ -94,11 +94,24 @@ program
 
 program
   .command('review')
-  .description('review a local git range (not yet there: arrives with the reviews work)')
-  .allowUnknownOption()
-  .action(() => {
-    process.stderr.write('svc review is not implemented yet; see the README\'s "Not yet there" list\n');
-    process.exit(2);
+  .description('review a local git range and print the findings (exit 1 when a P0 is open)')
+  .option('--repo <dir>', 'the repository (default: the current directory)')
+  .option('--base <ref>', 'base of the range (default: merge base with the default branch)')
+  .option('--head <ref>', 'head of the range (default: HEAD)')
+  .option('--reviewers <ids>', 'comma-separated lineup (default: the planner chooses)')
+  .addOption(
+    new Option('--format <format>', 'output format').choices(['text', 'json', 'sarif']).default('text'),
+  )
+  .option('--output <file>', 'write the output to a file instead of stdout')
+  .option('--data-dir <dir>', 'embedded database (default: <git dir>/svc, shared by re-runs)')
+  .action(async (options) => {
+    const { reviewCommand, CliError } = await import('./review');
+    try {
+      process.exitCode = await reviewCommand(options);
+    } catch (error) {
+      process.stderr.write(`svc review: ${(error as Error).message}\n`);
+      process.exitCode = error instanceof CliError ? error.exitCode : 3;
+    }
   });
 
 program.parseAsync().catch((error: Error) => {

@@ -4,14 +4,44 @@
  * belongs to a later issue, so every handler answers 501 `not_implemented` by name.
  */
 import { z } from 'zod';
-import { notImplemented } from '../core/errors';
+import { notFound } from '../core/errors';
 import { RUN_STATUSES } from '../core/runs';
-import { defineOperation, type Operation } from './registry';
+import type { TaskRow } from '../engine/types';
+import type { ReviewConfig } from '../review/config';
+import { type LineupEntry, parseLineup } from '../review/lineup';
+import {
+  ack,
+  checkIfMatch,
+  createReview,
+  getReviewTask,
+  listReviewTasks,
+  type ReviewDeps,
+  reviewRecord,
+  saveConfig,
+  validateLineup,
+} from '../review/service';
+import { defineOperation, type Operation, type OperationContext } from './registry';
 import { idParam, listOf, listQuery, taskAck, timestamp } from './schemas/common';
+import { decodeCursor, page } from './schemas/cursor';
 
-const pending = (tool: string) => async (): Promise<never> => {
-  throw notImplemented(tool);
-};
+const deps = (ctx: OperationContext): ReviewDeps => ({
+  db: ctx.services.db,
+  engine: ctx.services.engine,
+  codeHosts: ctx.services.codeHosts,
+  env: ctx.services.config.env,
+});
+const scope = (ctx: OperationContext) => ({ workspaceId: ctx.workspaceId, projectId: ctx.projectId ?? '' });
+const toItem = (e: LineupEntry) => ({
+  reviewer_id: e.reviewerId,
+  ...(e.model ? { model: e.model } : {}),
+  ...(e.skillRevisionId ? { skill_revision_id: e.skillRevisionId } : {}),
+});
+
+/** An edited configuration answers with the review at its new revision, and its ETag. */
+async function saved(ctx: OperationContext, task: TaskRow) {
+  ctx.setHeader('etag', `"${task.revision}"`);
+  return reviewRecord(deps(ctx), task);
+}
 
 const commitId = z
   .string()
@@ -147,7 +177,9 @@ export const review = z.object({
   updated_at: timestamp,
 });
 
-const reviewParams = idParam('review_id', 'Review id (a task id).');
+const reviewParams = z.strictObject({
+  review_id: z.string().min(1).max(200).describe('Review id (a task id).'),
+});
 const reviewerParams = z.strictObject({
   review_id: z.string().min(1).max(200).describe('Review id (a task id).'),
   reviewer_key: z.string().min(1).max(200).describe('Key of the reviewer entry in the configuration.'),
@@ -185,8 +217,10 @@ export const operations: Operation[] = [
     body: reviewCreateBody,
     response: taskAck,
     status: 202,
-    notImplemented: true,
-    handler: pending('reviews_create'),
+    handler: async ({ body }, ctx) => {
+      const { task, run } = await createReview(deps(ctx), scope(ctx), body);
+      return ack(task.id, run.id);
+    },
   }),
   defineOperation({
     tool: 'reviews_get',
@@ -196,8 +230,11 @@ export const operations: Operation[] = [
     scope: 'project',
     params: reviewParams,
     response: review,
-    notImplemented: true,
-    handler: pending('reviews_get'),
+    handler: async ({ params }, ctx) => {
+      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
+      ctx.setHeader('etag', `"${task.revision}"`);
+      return reviewRecord(deps(ctx), task);
+    },
   }),
   defineOperation({
     tool: 'reviews_list',
@@ -207,8 +244,15 @@ export const operations: Operation[] = [
     scope: 'project',
     query: listQuery,
     response: listOf(review),
-    notImplemented: true,
-    handler: pending('reviews_list'),
+    handler: async ({ query }, ctx) => {
+      const rows = await listReviewTasks(deps(ctx), scope(ctx), query.limit, decodeCursor(query.cursor));
+      const { data, nextCursor } = page(rows, query.limit);
+      return {
+        object: 'list' as const,
+        data: await Promise.all(data.map((task) => reviewRecord(deps(ctx), task))),
+        next_cursor: nextCursor,
+      };
+    },
   }),
   defineOperation({
     tool: 'reviews_run',
@@ -219,8 +263,11 @@ export const operations: Operation[] = [
     params: reviewParams,
     response: taskAck,
     status: 202,
-    notImplemented: true,
-    handler: pending('reviews_run'),
+    handler: async ({ params }, ctx) => {
+      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
+      const run = await ctx.services.engine.startRun(task.id);
+      return ack(task.id, run.id);
+    },
   }),
   defineOperation({
     tool: 'reviews_update',
@@ -232,8 +279,17 @@ export const operations: Operation[] = [
     params: reviewParams,
     body: reviewUpdateBody,
     response: review,
-    notImplemented: true,
-    handler: pending('reviews_update'),
+    handler: async ({ params, body }, ctx) => {
+      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
+      checkIfMatch(ctx.headers['if-match'], task.revision);
+      const config = { ...(task.input as unknown as ReviewConfig) };
+      if (body.reviewers !== undefined) {
+        config.reviewers = body.reviewers === null ? null : parseLineup(body.reviewers);
+        if (config.reviewers) await validateLineup(deps(ctx), scope(ctx), config.reviewers);
+      }
+      if (body.delivery !== undefined) config.delivery = body.delivery;
+      return saved(ctx, await saveConfig(deps(ctx), task, config));
+    },
   }),
   defineOperation({
     tool: 'reviews_add_reviewer',
@@ -246,8 +302,16 @@ export const operations: Operation[] = [
     body: reviewerObject,
     response: review,
     status: 201,
-    notImplemented: true,
-    handler: pending('reviews_add_reviewer'),
+    handler: async ({ params, body }, ctx) => {
+      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
+      checkIfMatch(ctx.headers['if-match'], task.revision);
+      const config = { ...(task.input as unknown as ReviewConfig) };
+      const current = config.reviewers ?? [];
+      const entries = parseLineup([...current.map(toItem), body]);
+      await validateLineup(deps(ctx), scope(ctx), entries.slice(-1));
+      config.reviewers = entries;
+      return saved(ctx, await saveConfig(deps(ctx), task, config));
+    },
   }),
   defineOperation({
     tool: 'reviews_update_reviewer',
@@ -259,8 +323,21 @@ export const operations: Operation[] = [
     params: reviewerParams,
     body: reviewerUpdateBody,
     response: review,
-    notImplemented: true,
-    handler: pending('reviews_update_reviewer'),
+    handler: async ({ params, body }, ctx) => {
+      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
+      checkIfMatch(ctx.headers['if-match'], task.revision);
+      const config = { ...(task.input as unknown as ReviewConfig) };
+      const entry = config.reviewers?.find((e) => e.key === params.reviewer_key);
+      if (!config.reviewers || !entry) throw notFound('reviewer entry', params.reviewer_key);
+      const changed = {
+        ...entry,
+        ...(body.model !== undefined ? { model: body.model } : {}),
+        ...(body.skill_revision_id !== undefined ? { skillRevisionId: body.skill_revision_id } : {}),
+      };
+      await validateLineup(deps(ctx), scope(ctx), [changed]);
+      config.reviewers = config.reviewers.map((e) => (e.key === entry.key ? changed : e));
+      return saved(ctx, await saveConfig(deps(ctx), task, config));
+    },
   }),
   defineOperation({
     tool: 'reviews_delete_reviewer',
@@ -271,7 +348,16 @@ export const operations: Operation[] = [
     scope: 'project',
     params: reviewerParams,
     response: review,
-    notImplemented: true,
-    handler: pending('reviews_delete_reviewer'),
+    handler: async ({ params }, ctx) => {
+      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
+      checkIfMatch(ctx.headers['if-match'], task.revision);
+      const config = { ...(task.input as unknown as ReviewConfig) };
+      if (!config.reviewers?.some((e) => e.key === params.reviewer_key))
+        throw notFound('reviewer entry', params.reviewer_key);
+      const rest = config.reviewers.filter((e) => e.key !== params.reviewer_key);
+      // An empty lineup would review nothing: back to the planner's choice instead.
+      config.reviewers = rest.length > 0 ? rest : null;
+      return saved(ctx, await saveConfig(deps(ctx), task, config));
+    },
   }),
 ];

@@ -18,7 +18,9 @@ export function canonicalCategory(category: string): string {
   return c || 'general';
 }
 
-const overlaps = (a: FindingDraft, b: FindingDraft) => a.line <= b.endLine + 1 && b.line <= a.endLine + 1;
+/** Same rule: the spans must overlap. Different reviewers: a line of slack, as models point loosely. */
+const overlaps = (a: FindingDraft, b: FindingDraft, slack: number) =>
+  a.line <= b.endLine + slack && b.line <= a.endLine + slack;
 
 /** Deterministic engines first on ties, so the kept title and rule do not flip between runs. */
 function primaryFirst(a: FindingDraft, b: FindingDraft): number {
@@ -36,10 +38,10 @@ export function mergeFindings(drafts: FindingDraft[]): MergedFinding[] {
     const candidates = byPath.get(draft.path) ?? [];
     const category = canonicalCategory(draft.category);
     const group = candidates.find((g) =>
-      g.some(
-        (member) =>
-          overlaps(member, draft) &&
-          (member.rule === draft.rule || canonicalCategory(member.category) === category),
+      g.some((member) =>
+        member.rule === draft.rule
+          ? overlaps(member, draft, 0)
+          : overlaps(member, draft, 1) && canonicalCategory(member.category) === category,
       ),
     );
     if (group) group.push(draft);

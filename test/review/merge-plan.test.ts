@@ -170,3 +170,18 @@ describe('planLineup', () => {
     expect(plan.reasons.every((r) => /no reviewable/.test(r.why))).toBe(true);
   });
 });
+
+describe('mergeFindings on adjacent lines', () => {
+  it('keeps one rule on two adjacent lines as two findings', () => {
+    const merged = mergeFindings([draft({ line: 3, endLine: 3 }), draft({ line: 4, endLine: 4 })]);
+    expect(merged).toHaveLength(2);
+  });
+
+  it('merges a model report one line off from a rule report of the same kind', () => {
+    const merged = mergeFindings([
+      draft({ line: 3, endLine: 3 }),
+      draft({ line: 4, endLine: 4, rule: 'llm/security', reviewer: 'general' }),
+    ]);
+    expect(merged).toHaveLength(1);
+  });
+});

@@ -1,0 +1,439 @@
+/**
+ * The `review` task kind: one pass over one pull request (or commit range) by a lineup of
+ * reviewers. Resolve the target, read the diff from real git, plan or take the lineup, run
+ * every reviewer, merge what they found and record it in the pull request's ledger.
+ */
+import { and, eq, sql } from 'drizzle-orm';
+import type { CodeHosts } from '../codehost';
+import { type CodeHost, CodeHostError } from '../codehost/types';
+import { RunFailure } from '../core/failures';
+import type { Diff, FindingDraft } from '../core/review';
+import type { Gap } from '../core/runs';
+import { resolveProjectSettings } from '../core/settings';
+import type { RunContext, TaskHandler } from '../engine/types';
+import { configuredProviders } from '../reviewers/llm/providers';
+import type { ReviewerResult, ReviewFile } from '../reviewers/types';
+import type { Database } from '../storage/database';
+import { newId } from '../storage/ids';
+import {
+  findings,
+  projects,
+  pullRequests,
+  reviewerModelStats,
+  reviewers,
+  reviewResults,
+} from '../storage/schema';
+import { type ReviewConfig, reviewConfigSchema } from './config';
+import { executeReviewer } from './execute-reviewer';
+import { currentLearnings } from './learnings';
+import { recordInLedger } from './ledger';
+import { type LineupEntry, type ResolvedReviewer, resolveEntry } from './lineup';
+import { mergeFindings } from './merge';
+import { planLineup } from './planner';
+import { countUse, type ReviewerRow } from './reviewer-catalog';
+
+export interface ReviewDeps {
+  codeHosts: CodeHosts;
+  env: NodeJS.ProcessEnv;
+}
+
+type Target = {
+  pullRequestId: string | null;
+  number: number | null;
+  baseSha: string;
+  headSha: string;
+};
+
+/** Code-host answers become named run failures: a missing PR or range is the caller's input. */
+function hostFailure(error: unknown, what: string): never {
+  if (error instanceof CodeHostError) {
+    const code = error.reason === 'unavailable' ? 'backend_unavailable' : 'tool_failed';
+    throw new RunFailure(code, `${what}: ${error.message}`);
+  }
+  throw error;
+}
+
+async function setReviewStatus(
+  db: Database,
+  pullRequestId: string | null,
+  status: string,
+  extra: Record<string, unknown> = {},
+) {
+  if (!pullRequestId) return;
+  await db.orm
+    .update(pullRequests)
+    .set({ reviewStatus: status, updatedAt: new Date(), ...extra })
+    .where(eq(pullRequests.id, pullRequestId));
+}
+
+async function resolveTarget(
+  ctx: RunContext,
+  host: CodeHost,
+  repo: string,
+  config: ReviewConfig,
+): Promise<Target> {
+  if (config.pr !== null) {
+    const pr = await host
+      .getPullRequest(repo, config.pr)
+      .catch((e) => hostFailure(e, `pull request ${config.pr}`));
+    const now = new Date();
+    const fields = {
+      title: pr.title,
+      author: pr.author,
+      draft: pr.draft,
+      baseRef: pr.baseRef,
+      headRef: pr.headRef,
+      baseSha: pr.baseSha,
+      headSha: pr.headSha,
+      reviewStatus: 'planning',
+      updatedAt: now,
+    };
+    const [row] = await ctx.db.orm
+      .insert(pullRequests)
+      .values({
+        id: newId('pullRequest'),
+        workspaceId: ctx.task.workspaceId,
+        projectId: ctx.task.projectId ?? '',
+        number: pr.number,
+        ...fields,
+      })
+      .onConflictDoUpdate({ target: [pullRequests.projectId, pullRequests.number], set: fields })
+      .returning();
+    // GitHub shows a pull request's changes against the merge base, and so do we.
+    return {
+      pullRequestId: row?.id ?? null,
+      number: pr.number,
+      baseSha: pr.mergeBaseSha ?? pr.baseSha,
+      headSha: pr.headSha,
+    };
+  }
+  const range = await host
+    .resolveRange(repo, config.base ?? '', config.head ?? '')
+    .catch((e) => hostFailure(e, `range ${config.base}..${config.head}`));
+  return { pullRequestId: null, number: null, baseSha: range.baseSha, headSha: range.headSha };
+}
+
+function decode(buffer: Buffer | null | undefined): string | null {
+  if (!buffer) return null;
+  const text = buffer.toString('utf8');
+  // Not UTF-8: read it as latin1 so offsets stay one character per byte (the diff did the same).
+  return text.includes('\uFFFD') ? buffer.toString('latin1') : text;
+}
+
+function lineupFor(
+  config: ReviewConfig,
+  diff: Diff,
+  all: ReviewerRow[],
+  budgetUsd: number,
+  env: NodeJS.ProcessEnv,
+) {
+  if (config.reviewers)
+    return { entries: config.reviewers, plan: { chosen_by: 'request' } as Record<string, unknown> };
+  const providers = new Set(
+    configuredProviders(env)
+      .filter((p) => p.usable)
+      .map((p) => p.provider),
+  );
+  const plan = planLineup({ diff, budgetUsd, reviewers: all, llmProviders: providers });
+  return {
+    entries: plan.lineup,
+    plan: { chosen_by: 'planner', reasons: plan.reasons, signals: plan.signals },
+  };
+}
+
+function resolveLineup(entries: LineupEntry[], byId: Map<string, ReviewerRow>): ResolvedReviewer[] {
+  return entries.map((entry) => {
+    const reviewer = byId.get(entry.reviewerId);
+    if (!reviewer) {
+      throw new RunFailure(
+        'skill_instance_not_found',
+        `reviewer ${entry.reviewerId} no longer exists in this workspace`,
+      );
+    }
+    return resolveEntry(entry, reviewer);
+  });
+}
+
+export function reviewHandler(deps: ReviewDeps): TaskHandler {
+  return async (ctx) => {
+    const config = reviewConfigSchema.parse(ctx.run.input);
+    const db = ctx.db;
+    const [project] = await db.orm
+      .select()
+      .from(projects)
+      .where(eq(projects.id, ctx.task.projectId ?? ''))
+      .limit(1);
+    if (!project)
+      throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
+    const host = deps.codeHosts.forInstallation(project.installationId);
+    if (!host)
+      throw new RunFailure(
+        'backend_unavailable',
+        `installation ${project.installationId} has no configured code host`,
+      );
+    const repo = project.repoFullName;
+    const settings = resolveProjectSettings(project.settings);
+
+    await ctx.progress({
+      phase: 'planning',
+      statusText: 'resolving the pull request',
+      currentStep: 'resolve',
+      pct: 5,
+    });
+    const target = await resolveTarget(ctx, host, repo, config);
+    try {
+      return await review(ctx, deps, {
+        host,
+        repo,
+        config,
+        target,
+        budgetUsd: settings['svc.review.budget_usd'],
+        guidance: settings['svc.review.guidance'],
+      });
+    } catch (error) {
+      await setReviewStatus(db, target.pullRequestId, 'errored').catch(() => {});
+      throw error;
+    }
+  };
+}
+
+async function review(
+  ctx: RunContext,
+  deps: ReviewDeps,
+  job: {
+    host: CodeHost;
+    repo: string;
+    config: ReviewConfig;
+    target: Target;
+    budgetUsd: number;
+    guidance: string;
+  },
+) {
+  const { db } = ctx;
+  const { host, repo, config, target } = job;
+  const projectId = ctx.task.projectId ?? '';
+  const ledgerKey = target.pullRequestId ? `pr:${target.pullRequestId}` : `task:${ctx.task.id}`;
+
+  await ctx.progress({
+    statusText: `diffing ${target.baseSha.slice(0, 12)}..${target.headSha.slice(0, 12)}`,
+    currentStep: 'diff',
+    pct: 10,
+  });
+  const diff = await host.getDiff(repo, target.baseSha, target.headSha).catch((e) => hostFailure(e, 'diff'));
+  for (const gap of diff.gaps) ctx.gap(gap);
+
+  // Head contents: the changed files, plus files of open findings (to tell whether they were fixed).
+  const openRows = await db.orm
+    .select({ path: findings.path })
+    .from(findings)
+    .where(and(eq(findings.ledgerKey, ledgerKey), eq(findings.status, 'open')));
+  const readable = diff.files.filter((f) => f.change !== 'deleted' && !f.binary && !f.skipped);
+  const paths = [...new Set([...readable.map((f) => f.path), ...openRows.map((r) => r.path)])];
+  const contents = await host
+    .readFiles(repo, target.headSha, paths)
+    .catch((e) => hostFailure(e, 'reading files'));
+  const text = new Map(paths.map((p) => [p, decode(contents.get(p))]));
+  const files: ReviewFile[] = diff.files.map((f) => ({ diff: f, content: text.get(f.path) ?? null }));
+
+  const allReviewers = await db.orm
+    .select()
+    .from(reviewers)
+    .where(eq(reviewers.workspaceId, ctx.task.workspaceId));
+  const byId = new Map(allReviewers.map((r) => [r.id, r]));
+  const { entries, plan } = lineupFor(config, diff, allReviewers, job.budgetUsd, deps.env);
+  const lineup = resolveLineup(entries, byId);
+  await ctx.message(
+    'note',
+    `Lineup: ${lineup.map((r) => `${r.key} (${r.engine === 'builtin' ? 'builtin/rules' : `${r.provider}/${r.model}`})`).join(', ') || 'none'}`,
+    { plan },
+  );
+
+  let learnings: string[] = [];
+  try {
+    learnings = (await currentLearnings(db, projectId, new Date())).map(
+      (l: { learning: string }) => l.learning,
+    );
+  } catch (error) {
+    ctx.gap({
+      code: 'learnings_unavailable',
+      message: `learnings could not be loaded, so reviewers ran without them: ${(error as Error).message}`,
+    });
+  }
+
+  await setReviewStatus(db, target.pullRequestId, 'reviewing');
+  await ctx.progress({
+    phase: 'reviewing',
+    statusText: `running ${lineup.length} reviewer(s)`,
+    currentStep: 'review',
+    pct: 20,
+  });
+  const input = { diff, files, guidance: job.guidance, learnings, signal: ctx.signal };
+  const drafts: FindingDraft[] = [];
+  const failures: { key: string; error: unknown }[] = [];
+  const skills: ReviewerResult['skills'] = [];
+  const models: string[] = [];
+  for (const [index, reviewer] of lineup.entries()) {
+    const started = Date.now();
+    try {
+      const result = await executeReviewer(
+        { db, workspaceId: ctx.task.workspaceId, env: deps.env },
+        reviewer,
+        input,
+      );
+      drafts.push(...result.findings);
+      for (const gap of result.gaps) ctx.gap({ code: gap.code, message: `${reviewer.key}: ${gap.message}` });
+      for (const item of result.usage) ctx.usage(item);
+      skills.push(...result.skills);
+      if (result.backend.model) models.push(`${result.backend.provider}/${result.backend.model}`);
+      await recordModelStat(db, ctx.task.workspaceId, reviewer, {
+        findings: result.findings.length,
+        ms: Date.now() - started,
+        failed: false,
+      });
+    } catch (error) {
+      if (ctx.signal.aborted) throw error;
+      failures.push({ key: reviewer.key, error });
+      await recordModelStat(db, ctx.task.workspaceId, reviewer, {
+        findings: 0,
+        ms: Date.now() - started,
+        failed: true,
+      });
+    }
+    await ctx.progress({
+      statusText: `${index + 1}/${lineup.length} reviewers done`,
+      pct: 20 + Math.round(((index + 1) / Math.max(1, lineup.length)) * 60),
+    });
+  }
+  if (lineup.length > 0 && failures.length === lineup.length) {
+    // Nothing reviewed: the run fails by the first reviewer's named reason.
+    const first = failures[0]?.error;
+    throw first instanceof RunFailure
+      ? first
+      : new RunFailure('unknown', `every reviewer failed: ${(first as Error)?.message}`);
+  }
+  for (const failure of failures) {
+    const code = failure.error instanceof RunFailure ? failure.error.code : 'unknown';
+    ctx.gap({
+      code: `reviewer_failed`,
+      message: `${failure.key} failed with ${code}: ${(failure.error as Error).message}`,
+    });
+  }
+  ctx.setSkills(skills);
+  ctx.setBackend({
+    harness: lineup.some((r) => r.engine === 'llm') ? 'llm+builtin' : 'builtin',
+    provider: models.length === 1 ? (models[0]?.split('/')[0] ?? null) : null,
+    model: models.length === 1 ? (models[0]?.split('/').slice(1).join('/') ?? null) : null,
+    preset: 'review',
+  });
+
+  await setReviewStatus(db, target.pullRequestId, 'reviews_available');
+  await ctx.progress({
+    phase: 'summarizing',
+    statusText: 'merging findings into the ledger',
+    currentStep: 'ledger',
+    pct: 85,
+  });
+  await setReviewStatus(db, target.pullRequestId, 'summarizing');
+  const merged = mergeFindings(drafts);
+  const outcome = await db.orm.transaction((tx) =>
+    recordInLedger(
+      tx,
+      {
+        ledgerKey,
+        workspaceId: ctx.task.workspaceId,
+        projectId,
+        pullRequestId: target.pullRequestId,
+        taskId: ctx.task.id,
+        runId: ctx.run.id,
+        headSha: target.headSha,
+      },
+      merged,
+      (path) => text.get(path) ?? null,
+      new Set(paths),
+    ),
+  );
+  const counts = {
+    findings: outcome.reported.length,
+    p0: outcome.reported.filter((f) => f.severity === 'P0' && f.status === 'open').length,
+    p1: outcome.reported.filter((f) => f.severity === 'P1' && f.status === 'open').length,
+    p2: outcome.reported.filter((f) => f.severity === 'P2' && f.status === 'open').length,
+    opened: outcome.opened,
+    reopened: outcome.reopened,
+    fixed: outcome.fixed,
+    dismissed: outcome.stillDismissed,
+    files: diff.files.length,
+    reviewers: lineup.length,
+  };
+  const lineupRecord = lineup.map((r) => ({
+    key: r.key,
+    reviewer_id: r.reviewer.id,
+    engine: r.engine,
+    model: r.engine === 'builtin' ? 'builtin/rules' : `${r.provider}/${r.model}`,
+    pin_source: r.pinSource,
+  }));
+  await db.orm.insert(reviewResults).values({
+    id: newId('reviewResult'),
+    workspaceId: ctx.task.workspaceId,
+    projectId,
+    taskId: ctx.task.id,
+    runId: ctx.run.id,
+    pullRequestId: target.pullRequestId,
+    baseSha: target.baseSha,
+    headSha: target.headSha,
+    lineup: lineupRecord,
+    plan,
+    counts,
+  });
+  await countUse(db, ctx.task.workspaceId, [...new Set(lineup.map((r) => r.reviewer.id))]);
+  await setReviewStatus(db, target.pullRequestId, 'reviewed', {
+    lastReviewedAt: new Date(),
+    lastReviewRunId: ctx.run.id,
+  });
+  await ctx.progress({
+    phase: 'done',
+    statusText: `${counts.findings} finding(s)`,
+    currentStep: 'done',
+    pct: 100,
+  });
+  return {
+    review: {
+      pr: target.number,
+      base_sha: target.baseSha,
+      head_sha: target.headSha,
+      lineup: lineupRecord,
+      plan,
+      counts,
+    },
+  };
+}
+
+async function recordModelStat(
+  db: Database,
+  workspaceId: string,
+  reviewer: ResolvedReviewer,
+  m: { findings: number; ms: number; failed: boolean },
+) {
+  const model = reviewer.engine === 'builtin' ? 'builtin/rules' : `${reviewer.provider}/${reviewer.model}`;
+  await db.orm
+    .insert(reviewerModelStats)
+    .values({
+      workspaceId,
+      reviewerId: reviewer.reviewer.id,
+      model,
+      runs: 1,
+      findings: m.findings,
+      failures: m.failed ? 1 : 0,
+      totalMs: m.ms,
+      lastUsedAt: new Date(),
+    })
+    .onConflictDoUpdate({
+      target: [reviewerModelStats.workspaceId, reviewerModelStats.reviewerId, reviewerModelStats.model],
+      set: {
+        runs: sql`${reviewerModelStats.runs} + 1`,
+        findings: sql`${reviewerModelStats.findings} + ${m.findings}`,
+        failures: sql`${reviewerModelStats.failures} + ${m.failed ? 1 : 0}`,
+        totalMs: sql`${reviewerModelStats.totalMs} + ${m.ms}`,
+        lastUsedAt: new Date(),
+      },
+    });
+}

@@ -1,0 +1,299 @@
+/**
+ * Reviews as the API and the CLI see them: create (validated up front, so bad input is a clear
+ * 4xx rather than a run that fails later), read with findings once done, re-run, and edit the
+ * configuration under its revision.
+ */
+import { and, asc, desc, eq, lt, or } from 'drizzle-orm';
+import type { CodeHosts } from '../codehost';
+import { CodeHostError } from '../codehost/types';
+import { ApiError } from '../core/errors';
+import type { Engine } from '../engine/engine';
+import type { RunRow, TaskRow } from '../engine/types';
+import { compatProviderName } from '../reviewers/llm/providers';
+import type { Database } from '../storage/database';
+import { newId } from '../storage/ids';
+import { findings, projects, pullRequests, tasks } from '../storage/schema';
+import type { ReviewConfig } from './config';
+import { type LineupEntry, parseLineup, type ReviewerItem, splitModel, toReviewerItem } from './lineup';
+import { findReviewers } from './reviewer-catalog';
+
+/** Findings inlined on a review read; more than this sets `findings_truncated`. */
+export const FINDINGS_PAGE = 100;
+
+export interface ReviewDeps {
+  db: Database;
+  engine: Engine;
+  codeHosts: CodeHosts;
+  env: NodeJS.ProcessEnv;
+}
+
+export interface Scope {
+  workspaceId: string;
+  projectId: string;
+}
+
+export interface CreateReviewBody {
+  pr?: number | undefined;
+  base?: string | undefined;
+  head?: string | undefined;
+  reviewers?: ReviewerItem[] | undefined;
+  delivery?: 'none' | 'codehost' | undefined;
+}
+
+const KNOWN_PROVIDERS = (env: NodeJS.ProcessEnv) => new Set(['openai', 'anthropic', compatProviderName(env)]);
+
+/** Every reviewer must exist, and every model pin must name a provider svc knows. */
+export async function validateLineup(deps: ReviewDeps, scope: Scope, entries: LineupEntry[]) {
+  const found = await findReviewers(
+    deps.db,
+    scope.workspaceId,
+    entries.map((e) => e.reviewerId),
+  );
+  const unknown = entries.filter((e) => !found.has(e.reviewerId)).map((e) => e.reviewerId);
+  if (unknown.length > 0) {
+    throw new ApiError(
+      'validation_failed',
+      `unknown reviewer(s): ${unknown.join(', ')}; GET /api/v1/reviewers lists them`,
+      {
+        unknown_reviewers: unknown,
+      },
+    );
+  }
+  for (const entry of entries) {
+    const reviewer = found.get(entry.reviewerId);
+    if (!entry.model || !reviewer) continue;
+    if (reviewer.engine === 'builtin') {
+      if (entry.model !== 'builtin/rules') {
+        throw new ApiError(
+          'validation_failed',
+          `reviewer ${entry.reviewerId} is rule-based and runs only on builtin/rules, not ${entry.model}`,
+        );
+      }
+      continue;
+    }
+    const { provider } = splitModel(entry.model);
+    if (!KNOWN_PROVIDERS(deps.env).has(provider)) {
+      throw new ApiError(
+        'validation_failed',
+        `unknown model provider "${provider}" in ${entry.model}; use one of ${[...KNOWN_PROVIDERS(deps.env)].join(', ')}`,
+      );
+    }
+  }
+}
+
+async function loadProject(deps: ReviewDeps, scope: Scope) {
+  const [project] = await deps.db.orm
+    .select()
+    .from(projects)
+    .where(and(eq(projects.id, scope.projectId), eq(projects.workspaceId, scope.workspaceId)))
+    .limit(1);
+  if (!project) throw new ApiError('not_found', `project ${scope.projectId} was not found`);
+  const host = deps.codeHosts.forInstallation(project.installationId);
+  if (!host) throw new ApiError('not_found', `installation ${project.installationId} has no code host`);
+  return { project, host };
+}
+
+function targetError(error: unknown): never {
+  if (error instanceof CodeHostError && (error.reason === 'not_found' || error.reason === 'invalid_input')) {
+    throw new ApiError(error.reason === 'not_found' ? 'not_found' : 'validation_failed', error.message);
+  }
+  throw error;
+}
+
+export async function createReview(deps: ReviewDeps, scope: Scope, body: CreateReviewBody) {
+  const entries = body.reviewers ? parseLineup(body.reviewers) : null;
+  if (entries) await validateLineup(deps, scope, entries);
+  const { project, host } = await loadProject(deps, scope);
+  // The target must exist now: a review of nothing is a 404 at creation, not a failed run later.
+  if (body.pr !== undefined) {
+    const pr = await host.getPullRequest(project.repoFullName, body.pr).catch(targetError);
+    await deps.db.orm
+      .insert(pullRequests)
+      .values({
+        id: newId('pullRequest'),
+        workspaceId: scope.workspaceId,
+        projectId: scope.projectId,
+        number: pr.number,
+        title: pr.title,
+        author: pr.author,
+        draft: pr.draft,
+        baseRef: pr.baseRef,
+        headRef: pr.headRef,
+        baseSha: pr.baseSha,
+        headSha: pr.headSha,
+        reviewStatus: 'trigger',
+      })
+      .onConflictDoUpdate({
+        target: [pullRequests.projectId, pullRequests.number],
+        set: {
+          reviewStatus: 'trigger',
+          headSha: pr.headSha,
+          baseSha: pr.baseSha,
+          title: pr.title,
+          updatedAt: new Date(),
+        },
+      });
+  } else {
+    await host.resolveRange(project.repoFullName, body.base ?? '', body.head ?? '').catch(targetError);
+  }
+  const config: ReviewConfig = {
+    pr: body.pr ?? null,
+    base: body.pr === undefined ? (body.base ?? null) : null,
+    head: body.pr === undefined ? (body.head ?? null) : null,
+    reviewers: entries,
+    delivery: body.delivery ?? 'none',
+  };
+  const title =
+    config.pr !== null
+      ? `Review of pull request #${config.pr}`
+      : `Review of ${config.base?.slice(0, 12)}..${config.head?.slice(0, 12)}`;
+  return deps.engine.createTask({
+    workspaceId: scope.workspaceId,
+    projectId: scope.projectId,
+    kind: 'review',
+    title,
+    input: config as unknown as Record<string, unknown>,
+  });
+}
+
+export const ack = (taskId: string, runId: string) => ({
+  id: taskId,
+  run_id: runId,
+  status_url: `/api/v1/tasks/${taskId}/status`,
+});
+
+export async function getReviewTask(deps: ReviewDeps, scope: Scope, reviewId: string): Promise<TaskRow> {
+  const task = await deps.engine.getTask(scope.workspaceId, scope.projectId, reviewId);
+  if (task.kind !== 'review') throw new ApiError('not_found', `review ${reviewId} was not found`);
+  return task;
+}
+
+export type FindingRow = typeof findings.$inferSelect;
+
+export function findingRecord(row: FindingRow) {
+  return {
+    object: 'finding' as const,
+    id: row.id,
+    status: row.status,
+    severity: row.severity,
+    path: row.path,
+    line: row.line,
+    end_line: row.endLine,
+    title: row.title,
+    body: row.body,
+    rule: row.rule,
+    category: row.category,
+    reviewers: row.reviewers,
+    suggestion: row.suggestion,
+    fingerprint: row.fingerprint,
+    task_id: row.taskId,
+    pull_request_id: row.pullRequestId,
+    commit_sha: row.commitSha,
+    first_run_id: row.firstRunId,
+    last_run_id: row.lastRunId,
+    dismissed_reason: row.dismissedReason,
+    dismissed_at: row.dismissedAt?.toISOString() ?? null,
+    fixed_at: row.fixedAt?.toISOString() ?? null,
+    created_at: row.createdAt.toISOString(),
+    updated_at: row.updatedAt.toISOString(),
+  };
+}
+
+/** The findings a run reported, most severe first; null until the run completed. */
+export async function runFindings(deps: ReviewDeps, run: RunRow | null) {
+  if (!run || run.status !== 'completed') return { findings: null, truncated: false };
+  const rows = await deps.db.orm
+    .select()
+    .from(findings)
+    .where(eq(findings.lastRunId, run.id))
+    .orderBy(asc(findings.severity), asc(findings.path), asc(findings.line))
+    .limit(FINDINGS_PAGE + 1);
+  return {
+    findings: rows.slice(0, FINDINGS_PAGE).map(findingRecord),
+    truncated: rows.length > FINDINGS_PAGE,
+  };
+}
+
+export async function reviewRecord(deps: ReviewDeps, task: TaskRow) {
+  const config = task.input as unknown as ReviewConfig;
+  const run = await deps.engine.latestRun(task.id);
+  const { findings: found, truncated } = await runFindings(deps, run);
+  return {
+    object: 'review' as const,
+    id: task.id,
+    pr: config.pr,
+    base: config.base,
+    head: config.head,
+    delivery: config.delivery,
+    reviewers: config.reviewers ? config.reviewers.map(toReviewerItem) : null,
+    revision: task.revision,
+    run: run ? deps.engine.receipt(run) : null,
+    findings: found,
+    findings_truncated: truncated,
+    created_at: task.createdAt.toISOString(),
+    updated_at: task.updatedAt.toISOString(),
+  };
+}
+
+export async function listReviewTasks(
+  deps: ReviewDeps,
+  scope: Scope,
+  limit: number,
+  after: { createdAt: Date; id: string } | null,
+) {
+  return deps.db.orm
+    .select()
+    .from(tasks)
+    .where(
+      and(
+        eq(tasks.workspaceId, scope.workspaceId),
+        eq(tasks.projectId, scope.projectId),
+        eq(tasks.kind, 'review'),
+        after
+          ? or(
+              lt(tasks.createdAt, after.createdAt),
+              and(eq(tasks.createdAt, after.createdAt), lt(tasks.id, after.id)),
+            )
+          : undefined,
+      ),
+    )
+    .orderBy(desc(tasks.createdAt), desc(tasks.id))
+    .limit(limit + 1);
+}
+
+/** `If-Match: "N"` must name the current revision: missing is 428, stale is 412. */
+export function checkIfMatch(header: string | undefined, revision: number) {
+  if (header === undefined) {
+    throw new ApiError(
+      'precondition_required',
+      `send If-Match: "${revision}" (the review's current revision) to change it`,
+    );
+  }
+  const match = /^\s*(?:W\/)?"?(\d+)"?\s*$/.exec(header);
+  if (!match || Number(match[1]) !== revision) {
+    throw new ApiError(
+      'precondition_failed',
+      `If-Match ${header} is stale: the current revision is "${revision}"; read the review and retry`,
+    );
+  }
+}
+
+/** Saves a new configuration under the next revision, atomically against the one checked. */
+export async function saveConfig(deps: ReviewDeps, task: TaskRow, config: ReviewConfig): Promise<TaskRow> {
+  const [updated] = await deps.db.orm
+    .update(tasks)
+    .set({
+      input: config as unknown as Record<string, unknown>,
+      revision: task.revision + 1,
+      updatedAt: new Date(),
+    })
+    .where(and(eq(tasks.id, task.id), eq(tasks.revision, task.revision)))
+    .returning();
+  if (!updated) {
+    throw new ApiError(
+      'precondition_failed',
+      'the review changed while this edit was applied; read it and retry',
+    );
+  }
+  return updated;
+}

@@ -2,7 +2,7 @@
  * Reviewers: the workspace's catalog and custom reviewers, most popular first; governed model
  * pins (rule reviewers stay on builtin/rules, model pins name a known provider); measured models
  * with the pin flagged; events, with `pin_changed` appended by the service; another workspace's
- * reviewer is 404.
+ * reviewer is 404. Runs on both storage engines (pin changes lock the row).
  */
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { newId } from '../../src/storage/ids';
 import { createApiKey } from '../../src/storage/keys';
 import { projects, reviewerModelStats, reviewers, workspaces } from '../../src/storage/schema';
 import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { DATABASE_KINDS } from '../helpers/db';
 import { makeRepo, makeReposDir } from '../helpers/git';
 
 /** A second workspace with one project and a key pinned to it. */
@@ -27,7 +28,7 @@ async function otherWorkspace(t: TestApp) {
   return { workspaceId, projectId, headers: bearer(secret) };
 }
 
-describe('reviewers', () => {
+describe.each(DATABASE_KINDS)('reviewers on %s', (kind) => {
   let t: TestApp;
   let projectA: string;
   let projectB: string;
@@ -45,7 +46,7 @@ describe('reviewers', () => {
     const reposDir = makeReposDir();
     makeRepo(reposDir, 'acme/a', { 'a.ts': 'a\n' });
     makeRepo(reposDir, 'acme/b', { 'b.ts': 'b\n' });
-    t = await createTestApp({ reposDir });
+    t = await createTestApp({ kind, reposDir });
     const create = async (name: string) => {
       const res = await t.app.inject({
         method: 'POST',

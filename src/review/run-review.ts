@@ -176,7 +176,7 @@ export function reviewHandler(deps: ReviewDeps): TaskHandler {
 
     await ctx.progress({
       phase: 'planning',
-      statusText: 'resolving the pull request',
+      statusText: config.pr !== null ? `resolving pull request #${config.pr}` : 'resolving the commit range',
       currentStep: 'resolve',
       pct: 5,
     });

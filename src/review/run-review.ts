@@ -219,7 +219,16 @@ async function review(
     currentStep: 'diff',
     pct: 10,
   });
+  // Where the time goes, phase by phase: the benchmark separates the analyzers from svc's own work.
+  const timings: Record<string, number> = {};
+  let mark = performance.now();
+  const lap = (name: string) => {
+    const now = performance.now();
+    timings[name] = Math.round((timings[name] ?? 0) + (now - mark));
+    mark = now;
+  };
   const diff = await host.getDiff(repo, target.baseSha, target.headSha).catch((e) => hostFailure(e, 'diff'));
+  lap('diff_ms');
   for (const gap of diff.gaps) ctx.gap(gap);
 
   // Head contents: the changed files, plus files of open findings (to tell whether they were fixed).
@@ -240,6 +249,7 @@ async function review(
     .from(reviewers)
     .where(eq(reviewers.workspaceId, ctx.task.workspaceId));
   const byId = new Map(allReviewers.map((r) => [r.id, r]));
+  lap('read_files_ms');
   const { entries, plan } = lineupFor(config, diff, allReviewers, job.budgetUsd, deps.env);
   const lineup = resolveLineup(entries, byId);
   await ctx.message(
@@ -272,14 +282,18 @@ async function review(
   const failures: { key: string; error: unknown }[] = [];
   const skills: ReviewerResult['skills'] = [];
   const models: string[] = [];
+  lap('plan_ms');
+  const reviewerMs: Record<string, number> = {};
   for (const [index, reviewer] of lineup.entries()) {
     const started = Date.now();
+    mark = performance.now();
     try {
       const result = await executeReviewer(
         { db, workspaceId: ctx.task.workspaceId, env: deps.env },
         reviewer,
         input,
       );
+      reviewerMs[reviewer.key] = Math.round(performance.now() - mark);
       drafts.push(...result.findings);
       for (const gap of result.gaps) ctx.gap({ code: gap.code, message: `${reviewer.key}: ${gap.message}` });
       for (const item of result.usage) ctx.usage(item);
@@ -299,6 +313,7 @@ async function review(
         failed: true,
       });
     }
+    mark = performance.now();
     await ctx.progress({
       statusText: `${index + 1}/${lineup.length} reviewers done`,
       pct: 20 + Math.round(((index + 1) / Math.max(1, lineup.length)) * 60),
@@ -334,6 +349,7 @@ async function review(
     pct: 85,
   });
   await setReviewStatus(db, target.pullRequestId, 'summarizing');
+  lap('bookkeeping_ms');
   const merged = mergeFindings(drafts);
   const outcome = await db.orm.transaction((tx) =>
     recordInLedger(
@@ -371,6 +387,8 @@ async function review(
     model: r.engine === 'builtin' ? 'builtin/rules' : `${r.provider}/${r.model}`,
     pin_source: r.pinSource,
   }));
+  lap('merge_ledger_ms');
+  timings.reviewers_ms = Object.values(reviewerMs).reduce((a, b) => a + b, 0);
   await db.orm.insert(reviewResults).values({
     id: newId('reviewResult'),
     workspaceId: ctx.task.workspaceId,
@@ -397,6 +415,7 @@ async function review(
   });
   return {
     review: {
+      timings: { ...timings, by_reviewer_ms: reviewerMs },
       pr: target.number,
       base_sha: target.baseSha,
       head_sha: target.headSha,

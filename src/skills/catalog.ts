@@ -3,6 +3,10 @@
  * with a `SKILL.md` (YAML front matter + what the reviewer checks and why) and, for rule skills,
  * `rules/*.yml` (ast-grep rule configs written here). A skill's identity is its content hash, so a
  * run can say exactly which bytes it executed (`executed_hash` in its skill provenance).
+ *
+ * Front matter keys are flat (`id`, `title`, `description`, `languages`, `engine`, `category`,
+ * `default_severity`, `severity_policy`, engine options in flow style) because biome's markdown
+ * formatter flattens indented YAML in front matter.
  */
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
@@ -20,11 +24,8 @@ export type RuleLanguage = (typeof RULE_LANGUAGES)[number];
 export const SKILL_ENGINES = ['ast-grep', 'secretlint', 'llm'] as const;
 export type SkillEngine = (typeof SKILL_ENGINES)[number];
 
-export interface SkillFile {
-  /** Path relative to the skill folder, `/`-separated. */
-  path: string;
-  bytes: Buffer;
-}
+/** A skill's files: path relative to the skill folder (`/`-separated) → UTF-8 text. */
+export type SkillFiles = Record<string, string>;
 
 /**
  * One ast-grep rule as written in `rules/*.yml`. The YAML follows ast-grep's rule config (`id`,
@@ -64,13 +65,13 @@ export interface CatalogSkill {
   category: string;
   /** Severity of a rule that names none. */
   defaultSeverity: Severity;
-  /** The severity policy in words (front matter `severity.policy`). */
+  /** The severity policy in words (front matter `severity_policy`). */
   severityPolicy: string;
   /** Markdown body of SKILL.md. */
   instructions: string;
   /** SHA-256 hex over the skill's files; see `skillContentHash`. */
   hash: string;
-  files: SkillFile[];
+  files: SkillFiles;
   rules: SkillRule[];
   /** Extra front matter an engine reads (e.g. secretlint severities); free-form. */
   options: Record<string, unknown>;
@@ -79,14 +80,18 @@ export interface CatalogSkill {
 export const CATALOG_DIR = fileURLToPath(new URL('.', import.meta.url));
 
 /**
- * SHA-256 hex over a skill's files in sorted path order; each file contributes
- * `path \0 byteLength \0 bytes`, so no two different file sets hash alike.
+ * SHA-256 hex over a skill's files in sorted path order (code-unit order); each file contributes
+ * `path \0 byteLength \0 bytes` (UTF-8), so no two different file sets hash alike.
  */
-export function skillContentHash(files: readonly SkillFile[]): string {
+export function skillContentHash(files: SkillFiles | readonly { path: string; bytes: Uint8Array }[]): string {
+  const entries = Array.isArray(files)
+    ? files.map((f) => ({ path: f.path, bytes: f.bytes }))
+    : Object.entries(files as SkillFiles).map(([path, text]) => ({ path, bytes: Buffer.from(text, 'utf8') }));
+  entries.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const hash = createHash('sha256');
-  for (const file of [...files].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))) {
-    hash.update(`${file.path}\u0000${file.bytes.byteLength}\u0000`);
-    hash.update(file.bytes);
+  for (const { path, bytes } of entries) {
+    hash.update(`${path}\u0000${bytes.byteLength}\u0000`);
+    hash.update(bytes);
   }
   return hash.digest('hex');
 }
@@ -124,14 +129,26 @@ function splitFrontMatter(text: string): { front: string; body: string } | null 
 /** Reads one skill folder; throws SkillDefinitionError naming the file and what is wrong. */
 export async function loadSkill(skillDir: string): Promise<CatalogSkill> {
   const paths = (await listFiles(skillDir)).sort();
-  const files: SkillFile[] = await Promise.all(
-    paths.map(async (path) => ({ path, bytes: await readFile(join(skillDir, path)) })),
-  );
+  const files: SkillFiles = {};
+  for (const path of paths) files[path] = await readFile(join(skillDir, path), 'utf8');
+  return parseSkill(files, skillDir);
+}
+
+/**
+ * A skill from files held in memory (a project override or an immutable skill revision). The
+ * given `id` names it (rule ids become `<id>/<rule>`) whatever its front matter says; throws
+ * SkillDefinitionError naming the file and what is wrong.
+ */
+export async function skillFromFiles(id: string, files: SkillFiles): Promise<CatalogSkill> {
+  return { ...parseSkill(files, `override ${id}`), id };
+}
+
+function parseSkill(files: SkillFiles, skillDir: string): CatalogSkill {
   const fail = (file: string, problem: string): never => {
     throw new SkillDefinitionError(skillDir, file, problem);
   };
-  const manifest = files.find((f) => f.path === 'SKILL.md') ?? fail('SKILL.md', 'missing');
-  const split = splitFrontMatter(manifest.bytes.toString('utf8')) ?? fail('SKILL.md', 'no front matter');
+  const manifest = files['SKILL.md'] ?? fail('SKILL.md', 'missing');
+  const split = splitFrontMatter(manifest) ?? fail('SKILL.md', 'no front matter');
   const front: unknown = parseYaml(split.front);
   if (!isRecord(front)) return fail('SKILL.md', 'front matter is not a mapping');
   const str = (key: string) => {
@@ -141,22 +158,31 @@ export async function loadSkill(skillDir: string): Promise<CatalogSkill> {
       : fail('SKILL.md', `front matter needs ${key}`);
   };
   const id = str('id');
-  const severity = isRecord(front.severity) ? front.severity : {};
-  const defaultSeverity = severity.default ?? 'P1';
-  if (!isSeverity(defaultSeverity)) return fail('SKILL.md', 'severity.default must be P0, P1 or P2');
+  const defaultSeverity = front.default_severity ?? 'P1';
+  if (!isSeverity(defaultSeverity)) return fail('SKILL.md', 'default_severity must be P0, P1 or P2');
   const engine = front.engine ?? 'ast-grep';
   if (!SKILL_ENGINES.includes(engine as SkillEngine)) return fail('SKILL.md', `unknown engine ${engine}`);
   const category = typeof front.category === 'string' ? front.category : id;
   const languages = stringList(front.languages) ?? fail('SKILL.md', 'languages must be a list');
-  const { id: _i, title: _t, description: _d, languages: _l, severity: _s, engine: _e, ...options } = front;
+  const {
+    id: _i,
+    title: _t,
+    description: _d,
+    languages: _l,
+    default_severity: _s,
+    severity_policy: _p,
+    engine: _e,
+    ...options
+  } = front;
 
   const rules: SkillRule[] = [];
-  for (const file of files.filter((f) => /^rules\/.+\.ya?ml$/.test(f.path))) {
-    for (const doc of parseAllDocuments(file.bytes.toString('utf8'))) {
-      if (doc.errors.length > 0) fail(file.path, doc.errors[0]?.message ?? 'YAML error');
+  for (const path of Object.keys(files).sort()) {
+    if (!/^rules\/.+\.ya?ml$/.test(path)) continue;
+    for (const doc of parseAllDocuments(files[path] ?? '')) {
+      if (doc.errors.length > 0) fail(path, doc.errors[0]?.message ?? 'YAML error');
       const raw: unknown = doc.toJS();
       if (raw === null || raw === undefined) continue;
-      rules.push(toRule(raw, file.path, { defaultSeverity, category }, fail));
+      rules.push(toRule(raw, path, { defaultSeverity, category }, fail));
     }
   }
   if (engine === 'ast-grep' && rules.length === 0)
@@ -170,7 +196,7 @@ export async function loadSkill(skillDir: string): Promise<CatalogSkill> {
     engine: engine as SkillEngine,
     category,
     defaultSeverity,
-    severityPolicy: typeof severity.policy === 'string' ? severity.policy.trim() : '',
+    severityPolicy: typeof front.severity_policy === 'string' ? front.severity_policy.trim() : '',
     instructions: split.body.trim(),
     hash: skillContentHash(files),
     files,

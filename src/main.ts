@@ -33,7 +33,7 @@ export async function createServices(
   const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   await migrate(db);
   const workspaceId = await ensureWorkspace(db);
-  await seedCatalogReviewers(db, workspaceId);
+  await seedCatalogReviewers(db, workspaceId, config.env);
   const bootstrap = await bootstrapKey(db, workspaceId, config.bootstrapKey);
   const { engine, codeHosts } = createEngine(config, db, logger);
   return { services: { config, db, engine, codeHosts, logger }, workspaceId, bootstrap };

@@ -2,6 +2,7 @@
 import { operations as collections } from './collections';
 import { operations as installations } from './installations';
 import { operations as keys } from './keys';
+import { operations as ledgerCollections } from './ledger-collections';
 import { operations as projects } from './projects';
 import type { Operation } from './registry';
 import { operations as reviewers } from './reviewers';
@@ -17,5 +18,6 @@ export const OPERATIONS: Operation[] = [
   ...tasks,
   ...reviews,
   ...reviewers,
+  ...ledgerCollections,
   ...collections,
 ];

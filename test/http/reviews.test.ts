@@ -293,6 +293,60 @@ describe('reviews', () => {
     expect(task.json().skills.map((s: { skill_id: string }) => s.skill_id)).toEqual(['security']);
   });
 
+  it('stamps the pull request row with its review state, and serves the ledger collections', async () => {
+    const prs = await t.app.inject({ method: 'GET', url: '/api/v1/pull-requests?number=1', headers });
+    expect(prs.statusCode).toBe(200);
+    const [pr] = prs.json().data;
+    const review = await t.app.inject({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, headers });
+    expect(pr).toMatchObject({
+      object: 'pull_request',
+      number: 1,
+      // The latest review of pull request 1 failed (its model provider is not configured).
+      review_status: 'errored',
+      last_reviewed_at: expect.any(String),
+      head_ref: expect.any(String),
+    });
+    // last_review_run_id names the last review that completed.
+    expect(pr.last_review_run_id).toMatch(/^run_/);
+    const clean = await t.app.inject({ method: 'GET', url: '/api/v1/pull-requests?number=2', headers });
+    expect(clean.json().data[0].review_status).toBe('reviewed');
+    const one = await t.app.inject({ method: 'GET', url: `/api/v1/pull-requests/${pr.id}`, headers });
+    expect(one.json().id).toBe(pr.id);
+
+    const fixed = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/findings?status=fixed&pull_request_id=${pr.id}`,
+      headers,
+    });
+    expect(fixed.json().data.map((f: { id: string }) => f.id)).toContain(evalFindingId);
+    const finding = await t.app.inject({ method: 'GET', url: `/api/v1/findings/${evalFindingId}`, headers });
+    expect(finding.json()).toMatchObject({ status: 'fixed', severity: 'P0', task_id: reviewId });
+
+    const results = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/review-results?task_id=${reviewId}`,
+      headers,
+    });
+    expect(results.json().data.length).toBe(3);
+    const [latest] = results.json().data;
+    expect(latest).toMatchObject({ task_id: reviewId, run_id: review.json().run.id, pull_request_id: pr.id });
+    expect(latest.lineup.map((l: { reviewer_id: string }) => l.reviewer_id).sort()).toEqual([
+      'correctness',
+      'secrets',
+      'security',
+    ]);
+    const result = await t.app.inject({ method: 'GET', url: `/api/v1/review-results/${latest.id}`, headers });
+    expect(result.json().counts.fixed).toBeGreaterThanOrEqual(0);
+
+    for (const url of [
+      `/api/v1/findings/fnd_nope`,
+      `/api/v1/pull-requests/pr_nope`,
+      `/api/v1/review-results/rvr_nope`,
+    ]) {
+      expect((await t.app.inject({ method: 'GET', url, headers })).statusCode).toBe(404);
+    }
+  });
+
   it('lists the API-created reviews, newest first', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/reviews?limit=2', headers });
     expect(res.statusCode).toBe(200);

@@ -41,7 +41,11 @@ export function mergeFindings(drafts: FindingDraft[]): MergedFinding[] {
       g.some((member) =>
         member.rule === draft.rule
           ? overlaps(member, draft, 0)
-          : overlaps(member, draft, 1) && canonicalCategory(member.category) === category,
+          : // Another reviewer's report of the same kind of problem at the same place is the same
+            // defect; one reviewer's two rules are two defects, even on adjacent lines.
+            member.reviewer !== draft.reviewer &&
+            overlaps(member, draft, 1) &&
+            canonicalCategory(member.category) === category,
       ),
     );
     if (group) group.push(draft);

@@ -185,3 +185,14 @@ describe('mergeFindings on adjacent lines', () => {
     expect(merged).toHaveLength(1);
   });
 });
+
+describe('mergeFindings within one reviewer', () => {
+  it("keeps one reviewer's different rules apart, even on adjacent lines", () => {
+    const merged = mergeFindings([
+      draft({ line: 3, endLine: 3, rule: 'security/command-injection' }),
+      draft({ line: 4, endLine: 4, rule: 'security/code-injection' }),
+      draft({ line: 4, endLine: 4, rule: 'security/xss' }),
+    ]);
+    expect(merged).toHaveLength(3);
+  });
+});

@@ -3,6 +3,7 @@
  * run on a worker, read findings, re-run without duplicates, push a fix, edit the
  * configuration under If-Match, and every kind of bad input.
  */
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
 import { bearer, createTestApp, type TestApp } from '../helpers/app';
@@ -178,6 +179,25 @@ describe('reviews', () => {
         },
       ]),
     );
+    // Project guidance and current learnings reach the model; a forgotten learning does not.
+    await t.app.inject({
+      method: 'PATCH',
+      url: `/api/v1/projects/${projectId}/settings`,
+      headers,
+      payload: { 'svc.review.guidance': 'Handlers must validate input with zod.' },
+    });
+    for (const payload of [
+      { learning: 'The run module is called by the admin console only.', why: 'from a wontfix' },
+      {
+        learning: 'Old fact that expired.',
+        why: 'test',
+        forgets_at: new Date(Date.now() + 500).toISOString(),
+      },
+    ]) {
+      const learned = await t.app.inject({ method: 'POST', url: '/api/v1/learnings', headers, payload });
+      expect(learned.statusCode).toBe(201);
+    }
+    await new Promise((r) => setTimeout(r, 600));
     const base = gitIn(repo, ['rev-parse', 'main']).trim();
     const head = gitIn(repo, ['rev-parse', 'feature~1']).trim();
     const res = await create({ base, head, reviewers: ['security', 'general@compat/llama3.1'] });
@@ -201,6 +221,22 @@ describe('reviews', () => {
     });
     expect(status.json().usage_line_items.length).toBeGreaterThan(0);
     expect(double.rejections).toEqual([]);
+    const system = JSON.stringify(double.chatRequests().at(-1)?.messages[0]);
+    expect(system).toContain('Handlers must validate input with zod.');
+    expect(system).toContain('The run module is called by the admin console only.');
+    expect(system).not.toContain('Old fact that expired.');
+  });
+
+  it('continues without learnings when they cannot be loaded, and says so as a gap', async () => {
+    await t.services.db.rows(sql`ALTER TABLE learnings RENAME TO learnings_unreadable`);
+    try {
+      const res = await create({ pr: 2, reviewers: ['security'] });
+      const review = await waitForReview(res.json().id);
+      expect(review.run.status).toBe('completed');
+      expect(review.run.gaps.map((g: { code: string }) => g.code)).toContain('learnings_unavailable');
+    } finally {
+      await t.services.db.rows(sql`ALTER TABLE learnings_unreadable RENAME TO learnings`);
+    }
   });
 
   it('fails a model reviewer by name when its provider is not configured', async () => {

@@ -403,6 +403,13 @@ async function review(
     counts,
   });
   await countUse(db, ctx.task.workspaceId, [...new Set(lineup.map((r) => r.reviewer.id))]);
+  if (config.delivery === 'codehost') {
+    // Said, not hidden: posting to the pull request arrives with the GitHub code host.
+    ctx.gap({
+      code: 'delivery_not_available',
+      message: 'delivery "codehost" is not implemented yet; the findings are in the API only',
+    });
+  }
   await setReviewStatus(db, target.pullRequestId, 'reviewed', {
     lastReviewedAt: new Date(),
     lastReviewRunId: ctx.run.id,

@@ -155,6 +155,13 @@ describe('reviews', () => {
     expect(task.json().run.result.review.plan.chosen_by).toBe('planner');
   });
 
+  it('names the missing code-host delivery as a gap instead of pretending to post', async () => {
+    const res = await create({ pr: 2, reviewers: ['secrets'], delivery: 'codehost' });
+    const review = await waitForReview(res.json().id);
+    expect(review.run.status).toBe('completed');
+    expect(review.run.gaps.map((g: { code: string }) => g.code)).toContain('delivery_not_available');
+  });
+
   it('reviews a commit range', async () => {
     const base = gitIn(repo, ['rev-parse', 'main']).trim();
     const head = gitIn(repo, ['rev-parse', 'feature~1']).trim();

@@ -12,6 +12,24 @@ CREATE TABLE "api_keys" (
 	"revoked_at" timestamp with time zone
 );
 --> statement-breakpoint
+CREATE TABLE "check_runs" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"pull_request_id" text NOT NULL,
+	"head_sha" text NOT NULL,
+	"external_id" text,
+	"status" text NOT NULL,
+	"conclusion" text,
+	"title" text DEFAULT '' NOT NULL,
+	"review_task_id" text,
+	"review_run_id" text,
+	"deadline_at" timestamp with time zone,
+	"deadline_passed" boolean DEFAULT false NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "events" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -70,6 +88,19 @@ CREATE TABLE "idempotency_records" (
 	CONSTRAINT "idempotency_records_holder_key_pk" PRIMARY KEY("holder","key")
 );
 --> statement-breakpoint
+CREATE TABLE "installations" (
+	"id" integer PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"kind" text DEFAULT 'github' NOT NULL,
+	"account_login" text NOT NULL,
+	"account_type" text,
+	"repositories" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"suspended_at" timestamp with time zone,
+	"deleted_at" timestamp with time zone,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "learnings" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -82,6 +113,36 @@ CREATE TABLE "learnings" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "plans" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"status" text DEFAULT 'discovered' NOT NULL,
+	"approval_status" text DEFAULT 'pending' NOT NULL,
+	"requires_approval" boolean DEFAULT true NOT NULL,
+	"repo_write_mode" text DEFAULT 'draft_pr' NOT NULL,
+	"repo_write_status" text DEFAULT 'not_requested' NOT NULL,
+	"source_kind" text NOT NULL,
+	"repo_artifact_path" text,
+	"target_outcome" text,
+	"summary" text,
+	"review_task_id" text,
+	"score" jsonb,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "posted_comments" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"pull_request_id" text NOT NULL,
+	"kind" text NOT NULL,
+	"finding_id" text,
+	"external_id" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "projects" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -89,6 +150,7 @@ CREATE TABLE "projects" (
 	"repo_full_name" text NOT NULL,
 	"installation_id" integer NOT NULL,
 	"settings" jsonb DEFAULT '{}'::jsonb NOT NULL,
+	"merges_since_study" integer DEFAULT 0 NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
@@ -111,6 +173,7 @@ CREATE TABLE "pull_requests" (
 	"last_review_run_id" text,
 	"auto_review" boolean DEFAULT true NOT NULL,
 	"auto_review_off_reason" text,
+	"merged_at" timestamp with time zone,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
@@ -237,6 +300,29 @@ CREATE TABLE "tasks" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "webhook_deliveries" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"event" text NOT NULL,
+	"action" text,
+	"installation_id" integer,
+	"repository" text,
+	"payload" jsonb NOT NULL,
+	"status" text NOT NULL,
+	"reason" text,
+	"task_id" text,
+	"received_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"processed_at" timestamp with time zone
+);
+--> statement-breakpoint
+CREATE TABLE "webhook_rejections" (
+	"id" bigserial PRIMARY KEY NOT NULL,
+	"reason" text NOT NULL,
+	"delivery_id" text,
+	"event" text,
+	"received_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "workers" (
 	"id" text PRIMARY KEY NOT NULL,
 	"hostname" text NOT NULL,
@@ -262,12 +348,16 @@ ALTER TABLE "pull_requests" ADD CONSTRAINT "pull_requests_project_id_projects_id
 ALTER TABLE "run_messages" ADD CONSTRAINT "run_messages_run_id_runs_id_fk" FOREIGN KEY ("run_id") REFERENCES "public"."runs"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "runs" ADD CONSTRAINT "runs_task_id_tasks_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "api_keys_digest_idx" ON "api_keys" USING btree ("digest");--> statement-breakpoint
+CREATE UNIQUE INDEX "check_runs_head_idx" ON "check_runs" USING btree ("pull_request_id","head_sha");--> statement-breakpoint
 CREATE INDEX "events_object_idx" ON "events" USING btree ("object_type","object_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "findings_identity_idx" ON "findings" USING btree ("ledger_key","fingerprint");--> statement-breakpoint
 CREATE INDEX "findings_project_idx" ON "findings" USING btree ("project_id","created_at");--> statement-breakpoint
 CREATE INDEX "findings_last_run_idx" ON "findings" USING btree ("last_run_id");--> statement-breakpoint
 CREATE INDEX "idempotency_expires_idx" ON "idempotency_records" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "learnings_project_idx" ON "learnings" USING btree ("project_id","forgets_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "plans_artifact_idx" ON "plans" USING btree ("project_id","repo_artifact_path");--> statement-breakpoint
+CREATE UNIQUE INDEX "posted_comments_finding_idx" ON "posted_comments" USING btree ("pull_request_id","finding_id");--> statement-breakpoint
+CREATE INDEX "posted_comments_external_idx" ON "posted_comments" USING btree ("external_id");--> statement-breakpoint
 CREATE INDEX "projects_workspace_idx" ON "projects" USING btree ("workspace_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "pull_requests_number_idx" ON "pull_requests" USING btree ("project_id","number");--> statement-breakpoint
 CREATE INDEX "review_results_project_idx" ON "review_results" USING btree ("project_id","created_at");--> statement-breakpoint
@@ -278,4 +368,5 @@ CREATE INDEX "runs_pending_idx" ON "runs" USING btree ("available_at","created_a
 CREATE INDEX "runs_running_lease_idx" ON "runs" USING btree ("lease_expires_at") WHERE status = 'running';--> statement-breakpoint
 CREATE INDEX "runs_project_created_idx" ON "runs" USING btree ("project_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "skill_revisions_hash_idx" ON "skill_revisions" USING btree ("workspace_id","hash");--> statement-breakpoint
-CREATE INDEX "tasks_project_idx" ON "tasks" USING btree ("workspace_id","project_id","kind","created_at");
+CREATE INDEX "tasks_project_idx" ON "tasks" USING btree ("workspace_id","project_id","kind","created_at");--> statement-breakpoint
+CREATE INDEX "webhook_deliveries_received_idx" ON "webhook_deliveries" USING btree ("received_at");

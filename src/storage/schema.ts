@@ -42,6 +42,8 @@ export const projects = pgTable(
     repoFullName: text('repo_full_name').notNull(),
     installationId: integer('installation_id').notNull(),
     settings: jsonb('settings').$type<Record<string, unknown>>().notNull().default({}),
+    /** Merged pull requests since the last study pass; the tenth starts one. */
+    mergesSinceStudy: integer('merges_since_study').notNull().default(0),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -236,6 +238,8 @@ export const pullRequests = pgTable(
     /** `@service review off` turns automatic review off for this pull request only. */
     autoReview: boolean('auto_review').notNull().default(true),
     autoReviewOffReason: text('auto_review_off_reason'),
+    /** Merges count toward the study pass: set when a `closed` event says merged. */
+    mergedAt: ts('merged_at'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -382,4 +386,121 @@ export const learnings = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [index('learnings_project_idx').on(t.projectId, t.forgetsAt)],
+);
+
+/** Code-host installations (GitHub App installations, from `installation` webhooks). */
+export const installations = pgTable('installations', {
+  /** GitHub's installation id: the value for `repository.installation_id`. */
+  id: integer('id').primaryKey(),
+  workspaceId: text('workspace_id').notNull(),
+  kind: text('kind').$type<'github'>().notNull().default('github'),
+  accountLogin: text('account_login').notNull(),
+  accountType: text('account_type'),
+  /** Repositories the installation was granted, as `owner/repo`. */
+  repositories: jsonb('repositories').$type<string[]>().notNull().default([]),
+  suspendedAt: ts('suspended_at'),
+  deletedAt: ts('deleted_at'),
+  createdAt: createdAt(),
+  updatedAt: updatedAt(),
+});
+
+/** Every webhook delivery received, deduplicated by `X-GitHub-Delivery`, processed as a run. */
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    event: text('event').notNull(),
+    action: text('action'),
+    installationId: integer('installation_id'),
+    repository: text('repository'),
+    payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+    /** received → processed | ignored | failed; `reason` says why when not processed. */
+    status: text('status').$type<'received' | 'processed' | 'ignored' | 'failed'>().notNull(),
+    reason: text('reason'),
+    taskId: text('task_id'),
+    receivedAt: ts('received_at').notNull().defaultNow(),
+    processedAt: ts('processed_at'),
+  },
+  (t) => [index('webhook_deliveries_received_idx').on(t.receivedAt)],
+);
+
+/** Rejected webhook requests (bad signature, unreadable body): counted and visible, never stored as deliveries. */
+export const webhookRejections = pgTable('webhook_rejections', {
+  id: bigserial('id', { mode: 'number' }).primaryKey(),
+  reason: text('reason').notNull(),
+  deliveryId: text('delivery_id'),
+  event: text('event'),
+  receivedAt: ts('received_at').notNull().defaultNow(),
+});
+
+/** The `Service / Review` check run of a pull request head. */
+export const checkRuns = pgTable(
+  'check_runs',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    pullRequestId: text('pull_request_id').notNull(),
+    headSha: text('head_sha').notNull(),
+    /** The code host's id of the check run, once created there. */
+    externalId: text('external_id'),
+    status: text('status').$type<'queued' | 'in_progress' | 'completed'>().notNull(),
+    conclusion: text('conclusion'),
+    title: text('title').notNull().default(''),
+    reviewTaskId: text('review_task_id'),
+    reviewRunId: text('review_run_id'),
+    /** When the check completes `neutral` with "still reviewing" if the review has not landed. */
+    deadlineAt: ts('deadline_at'),
+    deadlinePassed: boolean('deadline_passed').notNull().default(false),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('check_runs_head_idx').on(t.pullRequestId, t.headSha)],
+);
+
+/** What svc posted on a pull request: inline finding comments (with their thread) and the summary. */
+export const postedComments = pgTable(
+  'posted_comments',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    pullRequestId: text('pull_request_id').notNull(),
+    kind: text('kind').$type<'inline' | 'summary' | 'reply'>().notNull(),
+    /** The finding an inline comment is about (its thread dismisses or fixes it). */
+    findingId: text('finding_id'),
+    /** The code host's comment id. */
+    externalId: text('external_id').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex('posted_comments_finding_idx').on(t.pullRequestId, t.findingId),
+    index('posted_comments_external_idx').on(t.externalId),
+  ],
+);
+
+/** Plans: markdown documents found in the repository (or proposed), each reviewed once. */
+export const plans = pgTable(
+  'plans',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    status: text('status').notNull().default('discovered'),
+    approvalStatus: text('approval_status').notNull().default('pending'),
+    requiresApproval: boolean('requires_approval').notNull().default(true),
+    repoWriteMode: text('repo_write_mode').notNull().default('draft_pr'),
+    repoWriteStatus: text('repo_write_status').notNull().default('not_requested'),
+    sourceKind: text('source_kind').$type<'repo' | 'svc' | 'task'>().notNull(),
+    repoArtifactPath: text('repo_artifact_path'),
+    targetOutcome: text('target_outcome'),
+    summary: text('summary'),
+    /** The plan-review task started for this document. */
+    reviewTaskId: text('review_task_id'),
+    score: jsonb('score').$type<Record<string, unknown>>(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('plans_artifact_idx').on(t.projectId, t.repoArtifactPath)],
 );

@@ -105,17 +105,20 @@ export class LocalCodeHost implements CodeHost {
         () => false,
       );
       if (!isDir) continue;
-      const inside = await git(candidate, [
-        'rev-parse',
-        '--is-inside-work-tree',
-        '--is-bare-repository',
-      ]).then(
-        (out) => out.includes('true'),
-        () => false,
-      );
+      // One git process for all three answers: each spawn costs ~20 ms once the process is large
+      // (fork copies the page tables; an embedded database alone is ~800 MiB), and a review
+      // locates its repository four times.
+      const [work, bare, top] = (
+        (await gitOrNull(candidate, [
+          'rev-parse',
+          '--is-inside-work-tree',
+          '--is-bare-repository',
+          '--absolute-git-dir',
+        ])) ?? ''
+      ).split('\n');
+      const inside = work?.trim() === 'true' || bare?.trim() === 'true';
       // Only a repository whose own top is this directory counts, not a subfolder of some outer one.
-      const top = await git(candidate, ['rev-parse', '--absolute-git-dir']).catch(() => '');
-      if (inside && resolve(top.trim()).startsWith(resolve(candidate))) return candidate;
+      if (inside && top?.trim() && resolve(top.trim()).startsWith(resolve(candidate))) return candidate;
     }
     return null;
   }
@@ -164,6 +167,21 @@ export class LocalCodeHost implements CodeHost {
   private async commitOf(dir: string, ref: string): Promise<string | null> {
     const out = await gitOrNull(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
     return out?.trim() || null;
+  }
+
+  /**
+   * The commits several refs name (null for one that names none), with one git process:
+   * `cat-file --batch-check` answers `<ref>^{commit}` as rev-parse --verify would. Refs must not
+   * contain line breaks (checkRef).
+   */
+  private async commitsOf(dir: string, refs: string[]): Promise<(string | null)[]> {
+    const out = await gitBuffer(
+      dir,
+      ['cat-file', '--batch-check'],
+      refs.map((ref) => `${ref}^{commit}\n`).join(''),
+    ).catch(() => null);
+    const lines = out?.toString('utf8').split('\n') ?? [];
+    return refs.map((_, i) => /^([0-9a-f]{40,64}) commit \d+$/.exec(lines[i] ?? '')?.[1] ?? null);
   }
 
   private async refExists(dir: string, ref: string): Promise<boolean> {
@@ -252,7 +270,7 @@ export class LocalCodeHost implements CodeHost {
   ): Promise<{ baseSha: string; headSha: string }> {
     checkRef(base, 'base');
     checkRef(head, 'head');
-    const [baseSha, headSha] = await Promise.all([this.commitOf(dir, base), this.commitOf(dir, head)]);
+    const [baseSha, headSha] = await this.commitsOf(dir, [base, head]);
     if (!baseSha || !headSha) {
       const missing = [
         !baseSha && `base ${JSON.stringify(base)}`,

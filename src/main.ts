@@ -7,6 +7,7 @@ import { createCodeHosts } from './codehost';
 import type { Config } from './config';
 import { Engine } from './engine/engine';
 import { setupHandler } from './engine/kinds/setup';
+import { webhookTaskHandler } from './github/webhooks';
 import type { Services } from './operations/services';
 import { seedCatalogReviewers } from './review/reviewer-catalog';
 import { reviewHandler } from './review/run-review';
@@ -48,5 +49,6 @@ export function createEngine(config: Config, db: Database, logger: Logger) {
   const engine = new Engine(db, config.engine, {}, logger);
   engine.registerHandler('setup', setupHandler(codeHosts));
   engine.registerHandler('review', reviewHandler({ codeHosts, env: config.env }));
+  engine.registerHandler('webhook', webhookTaskHandler({ engine, codeHosts, env: config.env, logger }));
   return { engine, codeHosts };
 }

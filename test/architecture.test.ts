@@ -39,7 +39,8 @@ const ALLOWED: Record<string, string[]> = {
   engine: ['core', 'storage', 'codehost', 'config'],
   review: ['core', 'storage', 'codehost', 'engine', 'reviewers', 'skills', 'skills-store', 'config'],
   operations: ['core', 'storage', 'engine', 'codehost', 'review', 'reviewers', 'skills', 'skills-store', 'config'],
-  http: ['core', 'storage', 'engine', 'operations', 'codehost', 'mcp'],
+  github: ['core', 'storage', 'engine', 'codehost', 'review', 'reviewers', 'skills', 'config'],
+  http: ['core', 'storage', 'engine', 'operations', 'codehost', 'mcp', 'github'],
   mcp: ['core', 'operations', 'http'],
 };
 

@@ -20,6 +20,8 @@ export const API_ERROR_STATUS = {
   rate_limited: 429,
   internal: 500,
   not_implemented: 501,
+  /** GITHUB_WEBHOOK_SECRET is unset: the receiver cannot verify deliveries, so it takes none. */
+  webhooks_not_configured: 503,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

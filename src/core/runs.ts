@@ -21,7 +21,15 @@ export function canTransition(from: RunStatus, to: RunStatus): boolean {
   return ALLOWED[from].includes(to);
 }
 
-export const TASK_KINDS = ['review', 'setup', 'study', 'plan_review', 'fix', 'diagnostic'] as const;
+export const TASK_KINDS = [
+  'review',
+  'setup',
+  'study',
+  'plan_review',
+  'fix',
+  'diagnostic',
+  'webhook',
+] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 
 /** A named shortfall on a successful run. */

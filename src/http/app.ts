@@ -15,6 +15,7 @@ import { mountDiscovery } from './discovery';
 import { sendError } from './errors';
 import { withIdempotency } from './idempotency';
 import { mountOps } from './ops-routes';
+import { mountWebhooks } from './webhooks';
 
 export interface AppOptions {
   /** Log requests (off in tests). */
@@ -51,6 +52,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await mountDiscovery(app, services, operations);
 
   for (const op of operations) mountOperation(app, services, op);
+  await mountWebhooks(app, services);
   await mountOps(app, services);
   return app;
 }

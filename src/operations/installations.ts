@@ -1,5 +1,11 @@
-/** Code-host installations: where a project's `repository.installation_id` comes from. */
+/**
+ * Code-host installations: where a project's `repository.installation_id` comes from. The local
+ * host (installation 1) plus every GitHub App installation recorded from `installation`
+ * webhooks that has not been deleted.
+ */
+import { and, asc, eq, isNull } from 'drizzle-orm';
 import { z } from 'zod';
+import { installations } from '../storage/schema';
 import { defineOperation } from './registry';
 import { listOf } from './schemas/common';
 
@@ -17,11 +23,31 @@ const list = defineOperation({
   summary: 'List the code-host installations projects can be created on.',
   scope: 'workspace',
   response: listOf(installationRecord),
-  handler: async (_input, ctx) => ({
-    object: 'list' as const,
-    data: ctx.services.codeHosts.list().map((i) => ({ object: 'installation' as const, ...i })),
-    next_cursor: null,
-  }),
+  handler: async (_input, ctx) => {
+    const hosts = ctx.services.codeHosts.list();
+    const github = await ctx.services.db.orm
+      .select({ id: installations.id, account: installations.accountLogin })
+      .from(installations)
+      .where(and(eq(installations.workspaceId, ctx.workspaceId), isNull(installations.deletedAt)))
+      .orderBy(asc(installations.id));
+    // A code host that already serves an installation id (the local host's 1) keeps it.
+    const listed = new Set(hosts.map((h) => h.id));
+    return {
+      object: 'list' as const,
+      data: [
+        ...hosts.map((i) => ({ object: 'installation' as const, ...i })),
+        ...github
+          .filter((i) => !listed.has(i.id))
+          .map((i) => ({
+            object: 'installation' as const,
+            id: i.id,
+            kind: 'github' as const,
+            account: i.account,
+          })),
+      ],
+      next_cursor: null,
+    };
+  },
 });
 
 export const operations = [list];

@@ -1,0 +1,18 @@
+/** Receiving GitHub webhooks: signatures, storage of deliveries, the handler registry, the task kind. */
+export { acceptDelivery, type RejectionReason, recordRejection, rejectionCounts } from './deliveries';
+export { registerInstallationHandlers } from './installations';
+export { deliveryFacts, type Json, parseDeliveryBody } from './payload';
+export { WEBHOOK_IGNORED_GAP, webhookTaskHandler } from './process';
+export {
+  findWebhookHandler,
+  ignored,
+  processed,
+  registeredWebhookHandlers,
+  registerWebhookHandler,
+  type WebhookContext,
+  type WebhookDeps,
+  type WebhookHandler,
+  type WebhookHandlerOptions,
+  type WebhookOutcome,
+} from './registry';
+export { checkSignature, type SignatureProblem, signPayload, verifySignature } from './signature';

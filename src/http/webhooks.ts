@@ -1,0 +1,149 @@
+/**
+ * `POST /api/v1/webhooks/github`: the GitHub webhook receiver. Not an operation of the
+ * declaration (no bearer key, no OpenAPI entry): GitHub authenticates by signing the body.
+ *
+ * The acknowledgement does only: verify `X-Hub-Signature-256` over the raw body bytes, parse the
+ * JSON leniently, insert the delivery (deduplicated by `X-GitHub-Delivery`) and create one
+ * `webhook` task. It answers 202 `{delivery_id, task_id}`; a redelivery answers 200
+ * `{duplicate: true}` and starts nothing. Processing happens in the task's run, in a worker.
+ *
+ * Refused requests (no secret configured, bad or missing signature, unreadable body) are never
+ * stored as deliveries: each leaves a `webhook_rejections` row (counted in `/metrics` as
+ * `svc_webhook_rejections_total{reason}` once `registerWebhookMetrics` is called) and a log line.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import client from 'prom-client';
+import { ApiError } from '../core/errors';
+import {
+  acceptDelivery,
+  checkSignature,
+  parseDeliveryBody,
+  type RejectionReason,
+  recordRejection,
+  rejectionCounts,
+} from '../github/webhooks';
+import type { Services } from '../operations/services';
+import type { Database } from '../storage/database';
+import { ensureWorkspace } from '../storage/keys';
+
+export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
+
+/** GitHub caps webhook payloads at 25 MB; the API's own body limit is far lower. */
+const GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
+
+export async function mountWebhooks(app: FastifyInstance, services: Services): Promise<void> {
+  let workspaceId: Promise<string> | undefined;
+  // One workspace receives every delivery; read once, not on every acknowledgement.
+  const workspace = () => {
+    workspaceId ??= ensureWorkspace(services.db).catch((error) => {
+      workspaceId = undefined;
+      throw error;
+    });
+    return workspaceId;
+  };
+
+  await app.register(async (scope) => {
+    // Scoped to this route: the body stays the exact bytes GitHub signed, whatever the content
+    // type (application/json or x-www-form-urlencoded), and no other route sees this parser.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: GITHUB_MAX_PAYLOAD_BYTES },
+      (_req, body, done) => done(null, body),
+    );
+
+    scope.post(
+      GITHUB_WEBHOOK_PATH,
+      { schema: { hide: true }, bodyLimit: GITHUB_MAX_PAYLOAD_BYTES },
+      async (request, reply) => {
+        const started = performance.now();
+        const event = header(request, 'x-github-event');
+        const deliveryId = header(request, 'x-github-delivery');
+        const reject = async (reason: RejectionReason, error: ApiError): Promise<never> => {
+          request.log.warn({ reason, delivery: deliveryId, event, ip: request.ip }, 'webhook rejected');
+          await recordRejection(services.db, { reason, deliveryId, event });
+          throw error;
+        };
+
+        const secret = services.config.env.GITHUB_WEBHOOK_SECRET;
+        if (!secret) {
+          return reject(
+            'not_configured',
+            new ApiError(
+              'webhooks_not_configured',
+              'GitHub webhooks are not configured: set GITHUB_WEBHOOK_SECRET to the GitHub App webhook secret and restart',
+            ),
+          );
+        }
+        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const problem = checkSignature(secret, raw, header(request, 'x-hub-signature-256'));
+        if (problem) {
+          return reject(
+            problem,
+            new ApiError(
+              'unauthenticated',
+              problem === 'signature_missing'
+                ? 'X-Hub-Signature-256 is missing: GitHub signs every delivery when the App has a webhook secret'
+                : 'X-Hub-Signature-256 does not match the body signed with GITHUB_WEBHOOK_SECRET',
+            ),
+          );
+        }
+        if (!event)
+          return reject('event_missing', new ApiError('validation_failed', 'X-GitHub-Event is missing'));
+        if (!deliveryId || deliveryId.length > 200) {
+          return reject(
+            'delivery_id_missing',
+            new ApiError('validation_failed', 'X-GitHub-Delivery is missing (or longer than 200 characters)'),
+          );
+        }
+        const payload = parseDeliveryBody(raw, request.headers['content-type']);
+        if (!payload) {
+          return reject(
+            'body_unreadable',
+            new ApiError('invalid_json', 'the delivery body is not a JSON object'),
+          );
+        }
+
+        const accepted = await acceptDelivery(services.db, services.engine, {
+          id: deliveryId,
+          event,
+          workspaceId: await workspace(),
+          payload,
+        });
+        const ms = Math.round((performance.now() - started) * 10) / 10;
+        request.log.info(
+          { delivery: deliveryId, event, task: accepted.taskId, duplicate: accepted.duplicate, ack_ms: ms },
+          'webhook acknowledged',
+        );
+        if (accepted.duplicate) {
+          return reply.code(200).send({ duplicate: true, delivery_id: deliveryId, task_id: accepted.taskId });
+        }
+        return reply.code(202).send({ delivery_id: deliveryId, task_id: accepted.taskId });
+      },
+    );
+  });
+}
+
+/**
+ * Adds `svc_webhook_rejections_total{reason}` to a Prometheus registry. Counted from the
+ * `webhook_rejections` table at scrape time, so every API process reports the same total.
+ */
+export function registerWebhookMetrics(registry: client.Registry, db: Database): void {
+  new client.Counter({
+    name: 'svc_webhook_rejections_total',
+    help: 'GitHub webhook requests refused (bad or missing signature, not configured, unreadable), by reason.',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+    async collect() {
+      const counts = await rejectionCounts(db);
+      this.reset();
+      for (const { reason, n } of counts) this.inc({ reason }, n);
+    },
+  });
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
+  const first = Array.isArray(value) ? value[0] : value;
+  return first === undefined || first === '' ? undefined : first;
+}

@@ -3,10 +3,13 @@
  * this; tests call it with their own database.
  */
 import pino, { type Logger } from 'pino';
+import { checkDeadlineHandler, fixHandler, planReviewHandler, studyHandler } from './automation/kinds';
+import { codeHostLifecycle } from './automation/lifecycle';
 import { createCodeHosts } from './codehost';
 import type { Config } from './config';
 import { Engine } from './engine/engine';
 import { setupHandler } from './engine/kinds/setup';
+import { registerPullRequestHandlers } from './github/pull-request-handlers';
 import { webhookTaskHandler } from './github/webhooks';
 import type { Services } from './operations/services';
 import { seedCatalogReviewers } from './review/reviewer-catalog';
@@ -48,7 +51,15 @@ export function createEngine(config: Config, db: Database, logger: Logger) {
   const codeHosts = createCodeHosts({ reposDir: config.reposDir });
   const engine = new Engine(db, config.engine, {}, logger);
   engine.registerHandler('setup', setupHandler(codeHosts));
-  engine.registerHandler('review', reviewHandler({ codeHosts, env: config.env }));
+  engine.registerHandler(
+    'review',
+    reviewHandler({ codeHosts, env: config.env, lifecycle: codeHostLifecycle(db) }),
+  );
+  engine.registerHandler('check_deadline', checkDeadlineHandler(codeHosts));
+  engine.registerHandler('fix', fixHandler(codeHosts));
+  engine.registerHandler('study', studyHandler);
+  engine.registerHandler('plan_review', planReviewHandler(codeHosts));
   engine.registerHandler('webhook', webhookTaskHandler({ engine, codeHosts, env: config.env, logger }));
+  registerPullRequestHandlers();
   return { engine, codeHosts };
 }

@@ -29,6 +29,7 @@ export const TASK_KINDS = [
   'fix',
   'diagnostic',
   'webhook',
+  'check_deadline',
 ] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 

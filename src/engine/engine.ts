@@ -92,6 +92,7 @@ export class Engine {
           status: 'pending',
           taskRevision: task.revision,
           input: task.input,
+          ...(input.availableAt ? { availableAt: input.availableAt, queuedAt: input.availableAt } : {}),
         })
         .returning();
       if (!run) throw new Error('run insert returned no row');

@@ -15,6 +15,11 @@ export interface CreateTaskInput {
   kind: TaskKind;
   title: string;
   input: Record<string, unknown>;
+  /**
+   * Not before: the first run is claimable from then on (a deadline timer, a delayed retry).
+   * It counts as queued from then, so the pickup timeout runs from that moment.
+   */
+  availableAt?: Date;
 }
 
 /** One priced (or unpriced) item of a run's usage; `cost_usd` null when the price is unknown. */

@@ -4,6 +4,7 @@ import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
 import type { Services } from '../operations/services';
+import { registerWebhookMetrics } from './webhooks';
 
 export async function mountOps(app: FastifyInstance, services: Services) {
   const registry = new client.Registry();
@@ -28,6 +29,8 @@ export async function mountOps(app: FastifyInstance, services: Services) {
     },
   });
   void runsGauge;
+
+  registerWebhookMetrics(registry, services.db);
 
   app.addHook('onResponse', async (request, reply) => {
     requests.inc({

@@ -32,9 +32,31 @@ import { mergeFindings } from './merge';
 import { planLineup } from './planner';
 import { countUse, type ReviewerRow } from './reviewer-catalog';
 
+/**
+ * What happens on the code host as a review moves through its states (the check, inline
+ * findings, the summary). Called only for reviews delivered to the code host; supplied by the
+ * automation layer so the review itself stays independent of any code host's conventions.
+ */
+export interface ReviewLifecycle {
+  onStatus(
+    ctx: RunContext,
+    event: {
+      status: 'reviewing' | 'reviews_available' | 'summarizing' | 'reviewed' | 'errored';
+      host: CodeHost;
+      repo: string;
+      projectId: string;
+      pullRequestId: string;
+      number: number;
+      headSha: string;
+      error?: unknown;
+    },
+  ): Promise<void>;
+}
+
 export interface ReviewDeps {
   codeHosts: CodeHosts;
   env: NodeJS.ProcessEnv;
+  lifecycle?: ReviewLifecycle;
 }
 
 type Target = {
@@ -192,6 +214,9 @@ export function reviewHandler(deps: ReviewDeps): TaskHandler {
       });
     } catch (error) {
       await setReviewStatus(db, target.pullRequestId, 'errored').catch(() => {});
+      await lifecycle(ctx, deps, { host, repo, config, target }, 'errored', error).catch((e) =>
+        ctx.warn(`could not mark the code-host check errored: ${(e as Error).message}`),
+      );
       throw error;
     }
   };
@@ -271,6 +296,7 @@ async function review(
   }
 
   await setReviewStatus(db, target.pullRequestId, 'reviewing');
+  await lifecycle(ctx, deps, job, 'reviewing');
   await ctx.progress({
     phase: 'reviewing',
     statusText: `running ${lineup.length} reviewer(s)`,
@@ -341,14 +367,12 @@ async function review(
     preset: 'review',
   });
 
-  await setReviewStatus(db, target.pullRequestId, 'reviews_available');
   await ctx.progress({
     phase: 'summarizing',
     statusText: 'merging findings into the ledger',
     currentStep: 'ledger',
     pct: 85,
   });
-  await setReviewStatus(db, target.pullRequestId, 'summarizing');
   lap('bookkeeping_ms');
   const merged = mergeFindings(drafts);
   const outcome = await db.orm.transaction((tx) =>
@@ -368,6 +392,11 @@ async function review(
       new Set(paths),
     ),
   );
+  // The findings are committed to the ledger before anything is posted: a failed post loses none.
+  await setReviewStatus(db, target.pullRequestId, 'reviews_available');
+  await lifecycle(ctx, deps, job, 'reviews_available');
+  await setReviewStatus(db, target.pullRequestId, 'summarizing');
+  await lifecycle(ctx, deps, job, 'summarizing');
   const counts = {
     findings: outcome.reported.length,
     p0: outcome.reported.filter((f) => f.severity === 'P0' && f.status === 'open').length,
@@ -378,6 +407,7 @@ async function review(
     fixed: outcome.fixed,
     dismissed: outcome.stillDismissed,
     files: diff.files.length,
+    changed_lines: diff.files.reduce((n, f) => n + f.additions, 0),
     reviewers: lineup.length,
   };
   const lineupRecord = lineup.map((r) => ({
@@ -403,7 +433,7 @@ async function review(
     counts,
   });
   await countUse(db, ctx.task.workspaceId, [...new Set(lineup.map((r) => r.reviewer.id))]);
-  if (config.delivery === 'codehost') {
+  if (config.delivery === 'codehost' && !deps.lifecycle) {
     // Said, not hidden: posting to the pull request arrives with the GitHub code host.
     ctx.gap({
       code: 'delivery_not_available',
@@ -414,6 +444,7 @@ async function review(
     lastReviewedAt: new Date(),
     lastReviewRunId: ctx.run.id,
   });
+  await lifecycle(ctx, deps, job, 'reviewed');
   await ctx.progress({
     phase: 'done',
     statusText: `${counts.findings} finding(s)`,
@@ -431,6 +462,34 @@ async function review(
       counts,
     },
   };
+}
+
+/** Tells the code host about a state change, for reviews delivered there. */
+async function lifecycle(
+  ctx: RunContext,
+  deps: ReviewDeps,
+  job: { host: CodeHost; repo: string; config: ReviewConfig; target: Target },
+  status: 'reviewing' | 'reviews_available' | 'summarizing' | 'reviewed' | 'errored',
+  error?: unknown,
+) {
+  const { target } = job;
+  if (
+    !deps.lifecycle ||
+    job.config.delivery !== 'codehost' ||
+    !target.pullRequestId ||
+    target.number === null
+  )
+    return;
+  await deps.lifecycle.onStatus(ctx, {
+    status,
+    host: job.host,
+    repo: job.repo,
+    projectId: ctx.task.projectId ?? '',
+    pullRequestId: target.pullRequestId,
+    number: target.number,
+    headSha: target.headSha,
+    error,
+  });
 }
 
 async function recordModelStat(

@@ -1,0 +1,195 @@
+/**
+ * The `Service / Review` check of a pull request head, kept in `check_runs` and mirrored to the
+ * code host: queued → in_progress → completed (conclusion from the open-findings ledger), or
+ * skipped with the spec's titles. Recomputed without a new run when a finding is dismissed.
+ */
+import { and, eq } from 'drizzle-orm';
+import type { CodeHost } from '../codehost/types';
+import {
+  CHECK_NAME,
+  countOpen,
+  reviewedConclusion,
+  reviewedTitle,
+  STILL_REVIEWING_TITLE,
+} from '../core/checks';
+import { fixPrompt } from '../core/fix-prompt';
+import { resolveWorkspaceSettings } from '../core/settings';
+import type { Database } from '../storage/database';
+import { newId } from '../storage/ids';
+import { checkRuns, findings, workspaces } from '../storage/schema';
+
+export type CheckRow = typeof checkRuns.$inferSelect;
+
+export interface CheckTarget {
+  workspaceId: string;
+  projectId: string;
+  pullRequestId: string;
+  headSha: string;
+  repo: string;
+}
+
+async function upsertRow(
+  db: Database,
+  target: CheckTarget,
+  fields: Partial<typeof checkRuns.$inferInsert>,
+): Promise<CheckRow> {
+  const [row] = await db.orm
+    .insert(checkRuns)
+    .values({
+      id: newId('checkRun'),
+      workspaceId: target.workspaceId,
+      projectId: target.projectId,
+      pullRequestId: target.pullRequestId,
+      headSha: target.headSha,
+      status: 'queued',
+      ...fields,
+    })
+    .onConflictDoUpdate({
+      target: [checkRuns.pullRequestId, checkRuns.headSha],
+      set: { ...fields, updatedAt: new Date() },
+    })
+    .returning();
+  if (!row) throw new Error('check run upsert returned no row');
+  return row;
+}
+
+/** Writes the check row, then mirrors it to the code host (creating it there the first time). */
+async function publish(
+  db: Database,
+  host: CodeHost,
+  target: CheckTarget,
+  fields: Partial<typeof checkRuns.$inferInsert> & { status: CheckRow['status'] },
+  output: { summary: string; text?: string | null },
+): Promise<CheckRow> {
+  const row = await upsertRow(db, target, fields);
+  const posted = await host.postCheck(target.repo, {
+    id: row.externalId,
+    name: CHECK_NAME,
+    headSha: target.headSha,
+    status: row.status,
+    conclusion: (row.conclusion as never) ?? null,
+    title: row.title,
+    summary: output.summary,
+    text: output.text ?? null,
+  });
+  if (!row.externalId) {
+    await db.orm.update(checkRuns).set({ externalId: posted.id }).where(eq(checkRuns.id, row.id));
+    row.externalId = posted.id;
+  }
+  return row;
+}
+
+export async function checkQueued(
+  db: Database,
+  host: CodeHost,
+  target: CheckTarget,
+  deadlineAt: Date | null,
+  taskId: string | null,
+) {
+  return publish(
+    db,
+    host,
+    target,
+    {
+      status: 'queued',
+      conclusion: null,
+      title: 'Queued for review',
+      deadlineAt,
+      deadlinePassed: false,
+      reviewTaskId: taskId,
+    },
+    { summary: 'svc will review this commit.' },
+  );
+}
+
+export async function checkInProgress(
+  db: Database,
+  host: CodeHost,
+  target: CheckTarget,
+  runId: string,
+  title = 'Reviewing',
+) {
+  const existing = await findCheck(db, target);
+  // After the deadline the check already says "still reviewing" as completed/neutral; leave it.
+  if (existing?.deadlinePassed) return existing;
+  return publish(
+    db,
+    host,
+    target,
+    { status: 'in_progress', conclusion: null, title, reviewRunId: runId },
+    { summary: `${title}…` },
+  );
+}
+
+export async function checkSkipped(
+  db: Database,
+  host: CodeHost,
+  target: CheckTarget,
+  title: string,
+  summary: string,
+) {
+  return publish(db, host, target, { status: 'completed', conclusion: 'skipped', title }, { summary });
+}
+
+export async function checkStillReviewing(db: Database, host: CodeHost, target: CheckTarget) {
+  return publish(
+    db,
+    host,
+    target,
+    { status: 'completed', conclusion: 'neutral', title: STILL_REVIEWING_TITLE, deadlinePassed: true },
+    {
+      summary:
+        'The review outlived its deadline. A slow review never blocks a merge; this check updates when it lands.',
+    },
+  );
+}
+
+export async function findCheck(db: Database, target: Pick<CheckTarget, 'pullRequestId' | 'headSha'>) {
+  const [row] = await db.orm
+    .select()
+    .from(checkRuns)
+    .where(and(eq(checkRuns.pullRequestId, target.pullRequestId), eq(checkRuns.headSha, target.headSha)))
+    .limit(1);
+  return row ?? null;
+}
+
+/** The verdict from the pull request's open findings and the workspace's conclusion settings. */
+export async function checkReviewed(db: Database, host: CodeHost, target: CheckTarget) {
+  const ledger = await db.orm
+    .select()
+    .from(findings)
+    .where(eq(findings.ledgerKey, `pr:${target.pullRequestId}`));
+  const open = ledger.filter((f) => f.status === 'open');
+  const counts = countOpen(ledger);
+  const [workspace] = await db.orm
+    .select()
+    .from(workspaces)
+    .where(eq(workspaces.id, target.workspaceId))
+    .limit(1);
+  const settings = resolveWorkspaceSettings(workspace?.settings ?? {});
+  const conclusion = reviewedConclusion(counts, settings);
+  const title = reviewedTitle(counts);
+  return publish(
+    db,
+    host,
+    target,
+    { status: 'completed', conclusion, title },
+    {
+      summary: `${title}. ${ledger.length - open.length} finding(s) fixed or dismissed.`,
+      text: fixPrompt({
+        headSha: target.headSha,
+        findings: open.map((f) => ({
+          id: f.id,
+          severity: f.severity,
+          path: f.path,
+          line: f.line,
+          endLine: f.endLine,
+          title: f.title,
+          body: f.body,
+          rule: f.rule,
+          suggestion: f.suggestion,
+        })),
+      }),
+    },
+  );
+}

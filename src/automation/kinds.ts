@@ -1,0 +1,196 @@
+/**
+ * Task kinds of the pull request automation: the review deadline, fix proposals, the study pass
+ * and plan reviews. Each is small but real, and fails by name when it cannot do its work.
+ */
+import { and, eq, gt, sql } from 'drizzle-orm';
+import type { CodeHosts } from '../codehost';
+import { RunFailure } from '../core/failures';
+import type { TaskHandler } from '../engine/types';
+import { newId } from '../storage/ids';
+import { checkRuns, findings, learnings, plans, projects, pullRequests } from '../storage/schema';
+import { checkStillReviewing } from './check';
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+async function projectAndHost(ctx: Parameters<TaskHandler>[0], codeHosts: CodeHosts) {
+  const [project] = await ctx.db.orm
+    .select()
+    .from(projects)
+    .where(eq(projects.id, ctx.task.projectId ?? ''))
+    .limit(1);
+  if (!project)
+    throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
+  const host = codeHosts.forInstallation(project.installationId);
+  if (!host)
+    throw new RunFailure(
+      'backend_unavailable',
+      `installation ${project.installationId} has no configured code host`,
+    );
+  return { project, host };
+}
+
+/** When a review outlives its deadline, its check completes `neutral` ("still reviewing"). */
+export function checkDeadlineHandler(codeHosts: CodeHosts): TaskHandler {
+  return async (ctx) => {
+    const input = ctx.run.input as { pull_request_id: string; head_sha: string };
+    const [check] = await ctx.db.orm
+      .select()
+      .from(checkRuns)
+      .where(and(eq(checkRuns.pullRequestId, input.pull_request_id), eq(checkRuns.headSha, input.head_sha)))
+      .limit(1);
+    if (!check)
+      throw new RunFailure(
+        'skill_instance_not_found',
+        `no check for ${input.pull_request_id} at ${input.head_sha}`,
+      );
+    if (check.status === 'completed')
+      return { action: 'none', reason: 'the review landed before its deadline' };
+    const { project, host } = await projectAndHost(ctx, codeHosts);
+    await checkStillReviewing(ctx.db, host, {
+      workspaceId: project.workspaceId,
+      projectId: project.id,
+      pullRequestId: input.pull_request_id,
+      headSha: input.head_sha,
+      repo: project.repoFullName,
+    });
+    return { action: 'still_reviewing' };
+  };
+}
+
+/**
+ * `fix this`: proposes a patch for a finding as a suggestion on its thread. The rule engines and
+ * model reviewers attach a replacement when they are sure of one; without it there is nothing
+ * safe to propose, and the run says so by name.
+ */
+export function fixHandler(codeHosts: CodeHosts): TaskHandler {
+  return async (ctx) => {
+    const input = ctx.run.input as { finding_id: string; pull_request: number; reply_to: string | null };
+    const [finding] = await ctx.db.orm
+      .select()
+      .from(findings)
+      .where(eq(findings.id, input.finding_id))
+      .limit(1);
+    if (!finding)
+      throw new RunFailure('skill_instance_not_found', `finding ${input.finding_id} no longer exists`);
+    if (!finding.suggestion) {
+      throw new RunFailure(
+        'tool_failed',
+        `no fix can be proposed for ${finding.rule} at ${finding.path}:${finding.line}: the finding carries no replacement; its body says how to fix it by hand`,
+      );
+    }
+    const { project, host } = await projectAndHost(ctx, codeHosts);
+    const patch = ['```suggestion', finding.suggestion, '```'].join('\n');
+    await host.postComment(project.repoFullName, {
+      pullRequest: input.pull_request,
+      inReplyTo: input.reply_to,
+      body: `Proposed fix for lines ${finding.line}-${finding.endLine}:\n\n${patch}`,
+    });
+    await ctx.message(
+      'assistant',
+      `Proposed a replacement for ${finding.path}:${finding.line}-${finding.endLine}.`,
+      { patch },
+    );
+    return {
+      finding_id: finding.id,
+      proposed_patch: {
+        path: finding.path,
+        line: finding.line,
+        end_line: finding.endLine,
+        replacement: finding.suggestion,
+      },
+    };
+  };
+}
+
+/**
+ * The study pass (after ten merges): what the project's reviews taught. Rules whose findings
+ * people dismissed again and again become learnings, so later reviews are told about them.
+ */
+export const studyHandler: TaskHandler = async (ctx) => {
+  const projectId = ctx.task.projectId ?? '';
+  const rows = await ctx.db.orm
+    .select({ rule: findings.rule, status: findings.status, n: sql<number>`count(*)::int` })
+    .from(findings)
+    .where(eq(findings.projectId, projectId))
+    .groupBy(findings.rule, findings.status);
+  const byRule = new Map<string, Record<string, number>>();
+  for (const r of rows) byRule.set(r.rule, { ...(byRule.get(r.rule) ?? {}), [r.status]: Number(r.n) });
+  const learned: string[] = [];
+  for (const [rule, counts] of byRule) {
+    const dismissed = counts.dismissed ?? 0;
+    const total = Object.values(counts).reduce((a, b) => a + b, 0);
+    if (dismissed < 3 || dismissed / total < 0.5) continue;
+    const learning = `Findings of rule ${rule} were dismissed ${dismissed} of ${total} times in this repository; report it only when clearly exploitable or wrong.`;
+    await ctx.db.orm.insert(learnings).values({
+      id: newId('learning'),
+      workspaceId: ctx.task.workspaceId,
+      projectId,
+      learning,
+      why: 'study pass: repeated wontfix replies',
+      forgetsAt: new Date(Date.now() + 90 * DAY_MS),
+    });
+    learned.push(learning);
+  }
+  const merged = await ctx.db.orm
+    .select({ n: sql<number>`count(*)::int` })
+    .from(pullRequests)
+    .where(and(eq(pullRequests.projectId, projectId), gt(pullRequests.mergedAt, new Date(0))));
+  if (learned.length === 0)
+    ctx.gap({ code: 'nothing_learned', message: 'no rule was dismissed often enough to become a learning' });
+  return {
+    rules: Object.fromEntries(byRule),
+    learnings: learned,
+    merged_pull_requests: Number(merged[0]?.n ?? 0),
+  };
+};
+
+const SECTION = (names: string) => new RegExp(`^#{1,6}\\s*(${names})\\b`, 'im');
+
+/** Reviews a plan document: is it a plan someone can act on? Records the score on the plan. */
+export function planReviewHandler(codeHosts: CodeHosts): TaskHandler {
+  return async (ctx) => {
+    const input = ctx.run.input as { plan_id: string; path: string; ref: string };
+    const { project, host } = await projectAndHost(ctx, codeHosts);
+    const bytes = await host.readFile(project.repoFullName, input.ref, input.path);
+    if (!bytes)
+      throw new RunFailure(
+        'tool_failed',
+        `plan document ${input.path} is not in ${project.repoFullName} at ${input.ref}`,
+      );
+    const text = bytes.toString('utf8');
+    const checks = {
+      title: /^#\s+\S/m.test(text),
+      goal: SECTION('goal|goals|outcome|objective|why').test(text),
+      steps: SECTION('steps|plan|approach|milestones|tasks').test(text) || /^\s*(?:\d+\.|-)\s+\S/m.test(text),
+      risks: SECTION('risks?|open questions|alternatives').test(text),
+      done_when: SECTION('done when|acceptance|success criteria|definition of done').test(text),
+    };
+    const score = Object.values(checks).filter(Boolean).length / Object.keys(checks).length;
+    const goal = SECTION('goal|goals|outcome|objective').exec(text);
+    const targetOutcome = goal
+      ? (text
+          .slice(goal.index)
+          .split('\n')
+          .slice(1)
+          .find((l) => l.trim())
+          ?.trim() ?? null)
+      : null;
+    const summary =
+      text
+        .split('\n')
+        .find((l) => /^#\s+/.test(l))
+        ?.replace(/^#\s+/, '') ?? input.path;
+    for (const [part, present] of Object.entries(checks)) {
+      if (!present)
+        ctx.gap({
+          code: `plan_missing_${part}`,
+          message: `${input.path} has no ${part.replace('_', ' ')} section`,
+        });
+    }
+    await ctx.db.orm
+      .update(plans)
+      .set({ status: 'reviewed', score: { ...checks, score }, summary, targetOutcome, updatedAt: new Date() })
+      .where(eq(plans.id, input.plan_id));
+    return { plan_id: input.plan_id, score, checks };
+  };
+}

@@ -1,0 +1,271 @@
+/**
+ * Pull request events → reviews. Filters (draft, release PR, no reviewable diff → check
+ * `skipped`), dedupe (a head commit is reviewed once unless forced), the review deadline, and
+ * merge counting toward the study pass.
+ */
+import { and, desc, eq, sql } from 'drizzle-orm';
+import type { CodeHosts } from '../codehost';
+import type { CodeHost } from '../codehost/types';
+import { reviewDeadlineMs, SKIPPED_FILTERED_TITLE, sizeBucket } from '../core/checks';
+import { resolveProjectSettings } from '../core/settings';
+import type { Engine } from '../engine/engine';
+import type { ReviewConfig } from '../review/config';
+import type { Database } from '../storage/database';
+import { newId } from '../storage/ids';
+import { projects, pullRequests, reviewResults, runs } from '../storage/schema';
+import { type CheckTarget, checkQueued, checkSkipped, findCheck } from './check';
+
+export interface AutomationDeps {
+  db: Database;
+  engine: Engine;
+  codeHosts: CodeHosts;
+}
+
+export interface PullRequestEvent {
+  action: string;
+  installationId: number;
+  repo: string;
+  number: number;
+  title: string;
+  draft: boolean;
+  merged: boolean;
+  headRef: string | null;
+  headSha: string;
+  baseRef: string | null;
+  author: string | null;
+}
+
+export type TriggerOutcome =
+  | { outcome: 'review_started'; reason: string; taskId: string; runId: string }
+  | {
+      outcome: 'skipped' | 'deduplicated' | 'ignored' | 'merge_counted' | 'study_started';
+      reason: string;
+      taskId?: string;
+    };
+
+/** Merged pull requests between two study passes. */
+export const MERGES_PER_STUDY = 10;
+const REVIEW_ACTIONS = new Set(['opened', 'synchronize', 'reopened', 'ready_for_review']);
+
+export async function findProject(db: Database, installationId: number, repo: string) {
+  const [project] = await db.orm
+    .select()
+    .from(projects)
+    .where(and(eq(projects.installationId, installationId), eq(projects.repoFullName, repo)))
+    .limit(1);
+  return project ?? null;
+}
+
+export function isReleasePullRequest(event: Pick<PullRequestEvent, 'title' | 'headRef'>): boolean {
+  return (
+    /^(release|releases)[/-]/i.test(event.headRef ?? '') ||
+    /^(release\b|chore\(release\))/i.test(event.title.trim())
+  );
+}
+
+async function upsertPullRequest(
+  db: Database,
+  workspaceId: string,
+  projectId: string,
+  event: PullRequestEvent,
+) {
+  const fields = {
+    title: event.title,
+    author: event.author,
+    draft: event.draft,
+    headRef: event.headRef,
+    baseRef: event.baseRef,
+    headSha: event.headSha,
+    updatedAt: new Date(),
+  };
+  const [row] = await db.orm
+    .insert(pullRequests)
+    .values({ id: newId('pullRequest'), workspaceId, projectId, number: event.number, ...fields })
+    .onConflictDoUpdate({ target: [pullRequests.projectId, pullRequests.number], set: fields })
+    .returning();
+  if (!row) throw new Error('pull request upsert returned no row');
+  return row;
+}
+
+/** p75 of past review durations for pull requests of this size, capped at ten minutes. */
+export async function deadlineFor(db: Database, projectId: string, changedLines: number): Promise<number> {
+  const bucket = sizeBucket(changedLines);
+  const past = await db.orm
+    .select({ counts: reviewResults.counts, queuedAt: runs.queuedAt, finishedAt: runs.finishedAt })
+    .from(reviewResults)
+    .innerJoin(runs, eq(runs.id, reviewResults.runId))
+    .where(eq(reviewResults.projectId, projectId))
+    .orderBy(desc(reviewResults.createdAt))
+    .limit(200);
+  const durations = past
+    .filter((r) => r.finishedAt && sizeBucket(r.counts.changed_lines ?? 0) === bucket)
+    .map((r) => (r.finishedAt as Date).getTime() - r.queuedAt.getTime());
+  return reviewDeadlineMs(durations);
+}
+
+/** Starts an automatic review of a pull request head (delivered to the code host), with its check. */
+export async function startAutomaticReview(
+  deps: AutomationDeps,
+  project: typeof projects.$inferSelect,
+  host: CodeHost,
+  pr: typeof pullRequests.$inferSelect,
+  headSha: string,
+  options: { force: boolean; reason: string },
+): Promise<TriggerOutcome> {
+  const target: CheckTarget = {
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    pullRequestId: pr.id,
+    headSha,
+    repo: project.repoFullName,
+  };
+  const existing = await findCheck(deps.db, target);
+  if (existing && existing.conclusion !== 'skipped' && !options.force) {
+    return {
+      outcome: 'deduplicated',
+      reason: `head ${headSha.slice(0, 12)} was already reviewed; @service review force reviews it again`,
+    };
+  }
+  const info = await host.getPullRequest(project.repoFullName, pr.number);
+  const diff = await host.getDiff(project.repoFullName, info.mergeBaseSha ?? info.baseSha, info.headSha);
+  const reviewable = diff.files.some(
+    (f) => !f.skipped && f.change !== 'deleted' && f.changedLines.length > 0,
+  );
+  if (!reviewable) {
+    await checkSkipped(
+      deps.db,
+      host,
+      target,
+      SKIPPED_FILTERED_TITLE,
+      'No reviewable diff: nothing was added that svc can read.',
+    );
+    await deps.db.orm
+      .update(pullRequests)
+      .set({ reviewStatus: 'skipped', updatedAt: new Date() })
+      .where(eq(pullRequests.id, pr.id));
+    return { outcome: 'skipped', reason: 'no reviewable diff' };
+  }
+  const changedLines = diff.files.reduce((n, f) => n + f.additions, 0);
+  const deadlineMs = await deadlineFor(deps.db, project.id, changedLines);
+  const config: ReviewConfig = {
+    pr: pr.number,
+    base: null,
+    head: null,
+    reviewers: null,
+    delivery: 'codehost',
+  };
+  const { task, run } = await deps.engine.createTask({
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    kind: 'review',
+    title: `Review of pull request #${pr.number} at ${headSha.slice(0, 12)} (${options.reason})`,
+    input: { ...config, automatic: true } as unknown as Record<string, unknown>,
+  });
+  const deadlineAt = new Date(Date.now() + deadlineMs);
+  await checkQueued(deps.db, host, target, deadlineAt, task.id);
+  await deps.db.orm
+    .update(pullRequests)
+    .set({ reviewStatus: 'planning', updatedAt: new Date() })
+    .where(eq(pullRequests.id, pr.id));
+  // The deadline is a run of its own, claimable when it falls due: durable, nothing held in memory.
+  await deps.engine.createTask({
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    kind: 'check_deadline',
+    title: `Deadline of the review of #${pr.number} at ${headSha.slice(0, 12)}`,
+    input: { pull_request_id: pr.id, head_sha: headSha, review_task_id: task.id },
+    availableAt: deadlineAt,
+  });
+  return {
+    outcome: 'review_started',
+    reason: `reviewing ${headSha.slice(0, 12)}`,
+    taskId: task.id,
+    runId: run.id,
+  };
+}
+
+export async function onPullRequestEvent(
+  deps: AutomationDeps,
+  event: PullRequestEvent,
+): Promise<TriggerOutcome> {
+  const project = await findProject(deps.db, event.installationId, event.repo);
+  if (!project)
+    return {
+      outcome: 'ignored',
+      reason: `repository ${event.repo} is not a project of installation ${event.installationId}`,
+    };
+  const host = deps.codeHosts.forInstallation(project.installationId);
+  if (!host)
+    return {
+      outcome: 'ignored',
+      reason: `installation ${project.installationId} has no configured code host`,
+    };
+  const pr = await upsertPullRequest(deps.db, project.workspaceId, project.id, event);
+
+  if (event.action === 'closed') {
+    if (!event.merged) return { outcome: 'ignored', reason: 'closed without merging' };
+    return countMerge(deps, project, pr);
+  }
+  if (!REVIEW_ACTIONS.has(event.action))
+    return { outcome: 'ignored', reason: `action ${event.action} does not trigger a review` };
+  if (!resolveProjectSettings(project.settings)['svc.review.enabled']) {
+    return { outcome: 'ignored', reason: 'automatic review is off for the project (svc.review.enabled)' };
+  }
+  if (!pr.autoReview) {
+    return {
+      outcome: 'ignored',
+      reason: `automatic review is off for this pull request: ${pr.autoReviewOffReason ?? 'no reason given'}`,
+    };
+  }
+  const target: CheckTarget = {
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    pullRequestId: pr.id,
+    headSha: event.headSha,
+    repo: project.repoFullName,
+  };
+  await deps.db.orm.update(pullRequests).set({ reviewStatus: 'trigger' }).where(eq(pullRequests.id, pr.id));
+  if (event.draft || isReleasePullRequest(event)) {
+    const why = event.draft ? 'draft pull request' : 'release pull request';
+    await checkSkipped(deps.db, host, target, SKIPPED_FILTERED_TITLE, `Not reviewed: ${why}.`);
+    await deps.db.orm.update(pullRequests).set({ reviewStatus: 'skipped' }).where(eq(pullRequests.id, pr.id));
+    return { outcome: 'skipped', reason: why };
+  }
+  return startAutomaticReview(deps, project, host, pr, event.headSha, { force: false, reason: event.action });
+}
+
+async function countMerge(
+  deps: AutomationDeps,
+  project: typeof projects.$inferSelect,
+  pr: typeof pullRequests.$inferSelect,
+): Promise<TriggerOutcome> {
+  if (pr.mergedAt) return { outcome: 'ignored', reason: 'merge already counted' };
+  await deps.db.orm
+    .update(pullRequests)
+    .set({ mergedAt: new Date(), state: 'merged' })
+    .where(eq(pullRequests.id, pr.id));
+  const [updated] = await deps.db.orm
+    .update(projects)
+    .set({ mergesSinceStudy: sql`${projects.mergesSinceStudy} + 1` })
+    .where(eq(projects.id, project.id))
+    .returning({ merges: projects.mergesSinceStudy });
+  const merges = updated?.merges ?? 0;
+  if (merges < MERGES_PER_STUDY)
+    return {
+      outcome: 'merge_counted',
+      reason: `${merges} of ${MERGES_PER_STUDY} merges toward the next study`,
+    };
+  await deps.db.orm.update(projects).set({ mergesSinceStudy: 0 }).where(eq(projects.id, project.id));
+  const { task } = await deps.engine.createTask({
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    kind: 'study',
+    title: `Study after ${MERGES_PER_STUDY} merged pull requests`,
+    input: { merges: MERGES_PER_STUDY },
+  });
+  return {
+    outcome: 'study_started',
+    reason: `${MERGES_PER_STUDY} merges since the last study`,
+    taskId: task.id,
+  };
+}

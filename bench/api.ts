@@ -1,6 +1,6 @@
 /**
  * `npm run bench:api`: API and engine figures on the embedded default (PGlite) and on
- * PostgreSQL, written to docs/benchmarks.md (replaced whole each run).
+ * PostgreSQL, written to docs/benchmarks.md (its own section; the others are kept).
  *
  * Per engine: a fresh database, a real git repository under a temporary SVC_REPOS_DIR, the real
  * services and Fastify app listening on 127.0.0.1 in this process. Load comes from a second
@@ -37,6 +37,7 @@ import { Worker } from '../src/engine/worker';
 import { buildApp } from '../src/http/app';
 import { createServices, type Started } from '../src/main';
 import { runs } from '../src/storage/schema';
+import { writeSection } from './review/doc-section';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const LOAD_SCRIPT = join(ROOT, 'bench', 'load.mjs');
@@ -701,7 +702,7 @@ function renderDoc(reports: EngineReport[], startedAt: Date): string {
   out.push('');
   out.push(
     `Written by \`npm run bench:api\` on ${startedAt.toISOString()} (BENCH_SECONDS=${SECONDS}, ` +
-      `${CLAIM_RUNS} claim runs); the whole file is replaced on every run.`,
+      `${CLAIM_RUNS} claim runs); only this part of the file (up to the review section) is replaced on every run.`,
   );
   out.push('');
   out.push('## Machine');
@@ -870,7 +871,8 @@ for (const r of reports) {
     );
 }
 if (process.env.BENCH_NO_WRITE !== '1') {
-  writeFileSync(DOC, renderDoc(reports, startedAt));
-  console.log(`\nwrote ${DOC}`);
+  // Only the api section: other scripts (bench:review) keep theirs in the same file.
+  writeSection(DOC, 'api', renderDoc(reports, startedAt));
+  console.log(`\nwrote the api section of ${DOC}`);
 }
 process.exit(0);

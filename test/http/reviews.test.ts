@@ -5,6 +5,7 @@
  */
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
 import { bearer, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
@@ -155,11 +156,18 @@ describe('reviews', () => {
     expect(task.json().run.result.review.plan.chosen_by).toBe('planner');
   });
 
-  it('names the missing code-host delivery as a gap instead of pretending to post', async () => {
+  it('delivers to the code host when asked: the check and a summary on the pull request', async () => {
     const res = await create({ pr: 2, reviewers: ['secrets'], delivery: 'codehost' });
     const review = await waitForReview(res.json().id);
     expect(review.run.status).toBe('completed');
-    expect(review.run.gaps.map((g: { code: string }) => g.code)).toContain('delivery_not_available');
+    const host = t.services.codeHosts.forInstallation(1) as LocalCodeHost;
+    const checks = await host.localRecords<{ status: string; conclusion: string | null }>(
+      'acme/shop',
+      'checks',
+    );
+    expect(checks.at(-1)).toMatchObject({ status: 'completed', conclusion: 'success' });
+    const comments = await host.localRecords<{ body: string; pull_request: number }>('acme/shop', 'comments');
+    expect(comments.some((c) => c.pull_request === 2 && c.body.startsWith('## svc review'))).toBe(true);
   });
 
   it('reviews a commit range', async () => {

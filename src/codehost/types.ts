@@ -84,8 +84,13 @@ export interface CheckInput {
   text?: string | null;
 }
 
-/** A comment on a pull request: a summary when `path` is absent, else inline at `line` (..`endLine`). */
+/**
+ * A comment on a pull request: a summary when `path` is absent, else inline at `line` (..`endLine`).
+ * With `id`, edits the summary comment posted before (a summary updated on each run).
+ */
 export interface CommentInput {
+  /** Edit this earlier summary comment instead of adding one (summary comments only). */
+  id?: string | null;
   pullRequest: number;
   body: string;
   path?: string | null;
@@ -112,6 +117,43 @@ export interface Posted {
   url: string | null;
 }
 
+/** One inline comment of a review, on new-file lines `startLine`..`line` (or `line` alone). */
+export interface ReviewCommentInput {
+  path: string;
+  line: number;
+  startLine?: number | null;
+  body: string;
+}
+
+/** A review: a body and inline comments posted together, on the lines of `commitSha`. */
+export interface ReviewInput {
+  pullRequest: number;
+  /** The commit the line numbers refer to (the head the review read). */
+  commitSha: string;
+  body: string;
+  comments: ReviewCommentInput[];
+}
+
+/**
+ * A posted review. A host may split a large review into several (`reviews`, in order; `id` and
+ * `url` are the first's); `comments` holds each inline comment's id, in the order given, so a
+ * later reply can name its thread.
+ */
+export interface PostedReview extends Posted {
+  reviews: Posted[];
+  comments: Posted[];
+}
+
+/** Hints a host may use to read a diff more fully. */
+export interface DiffOptions {
+  /**
+   * The pull request whose diff this is (base = its merge base, head = its head). A host whose
+   * range diff has a file cap (GitHub's compare stops at 300 files) reads the pull request's
+   * file list instead when the cap is reached.
+   */
+  pullRequest?: number | null;
+}
+
 export interface CodeHost {
   readonly kind: 'local' | 'github';
   readonly installationId: number;
@@ -129,15 +171,23 @@ export interface CodeHost {
    * The diff from `baseSha` to `headSha` exactly (two-point; pass a merge base for what a pull
    * request shows). Limits default to DEFAULT_DIFF_LIMITS.
    */
-  getDiff(fullName: string, baseSha: string, headSha: string, limits?: Partial<DiffLimits>): Promise<Diff>;
+  getDiff(
+    fullName: string,
+    baseSha: string,
+    headSha: string,
+    limits?: Partial<DiffLimits>,
+    options?: DiffOptions,
+  ): Promise<Diff>;
   /** A file's bytes at `ref`; null when there is no file at that path. `invalid_input` for a bad path. */
   readFile(fullName: string, ref: string, path: string): Promise<Buffer | null>;
   /** Many files at one ref at once; the map holds every requested path (null when absent). */
   readFiles(fullName: string, ref: string, paths: readonly string[]): Promise<Map<string, Buffer | null>>;
   /** Creates (or, with `id`, updates) a check on a commit. */
   postCheck(fullName: string, check: CheckInput): Promise<Posted>;
-  /** Comments on a pull request (summary or inline). */
+  /** Comments on a pull request (summary, edit of a summary, inline, or a reply in a thread). */
   postComment(fullName: string, comment: CommentInput): Promise<Posted>;
+  /** Posts inline comments as one review (a host may split a very large one; see PostedReview). */
+  postReview(fullName: string, review: ReviewInput): Promise<PostedReview>;
   /** Opens a draft pull request from an existing branch; the id is its number. */
   openDraftPullRequest(fullName: string, input: DraftPullRequestInput): Promise<Posted & { number: number }>;
 }

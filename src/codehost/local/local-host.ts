@@ -10,7 +10,9 @@
  * own records inside the repository's git dir, as JSON lines, and says so (every `url` is null):
  * - `postCheck` appends to `<git-dir>/svc/checks.jsonl` (an update appends a newer line with the
  *   same id; the latest line per id is the check's state);
- * - `postComment` appends to `<git-dir>/svc/comments.jsonl`;
+ * - `postComment` appends to `<git-dir>/svc/comments.jsonl` (an edit, with `id`, appends a newer
+ *   line with the same id); `postReview` appends one line for the review (`review: true`) and one
+ *   per inline comment (with its `review_id`) to the same file;
  * - `openDraftPullRequest` really opens a local pull request: it takes the next free N, points
  *   `refs/pull/N/head` and `refs/pull/N/base` at the two branches (symbolic refs, so they follow
  *   later commits as a pull request does), and appends title, body and `draft: true` to
@@ -30,9 +32,11 @@ import {
   type DiffLimits,
   type DraftPullRequestInput,
   type Posted,
+  type PostedReview,
   type PullRequest,
   type RepositoryTree,
   type ResolvedRange,
+  type ReviewInput,
 } from '../types';
 import { GitDiffParser } from './diff-parser';
 import { GitFailure, git, gitBuffer, gitOrNull, gitStream } from './git';
@@ -450,26 +454,34 @@ export class LocalCodeHost implements CodeHost {
     return { id, url: null };
   }
 
-  /** Records the comment in `<git-dir>/svc/comments.jsonl` (see the file comment); url is null. */
-  async postComment(fullName: string, comment: CommentInput): Promise<Posted> {
+  /** Throws not_found unless pull request `number` exists. */
+  private async requirePullRequest(fullName: string, number: number): Promise<void> {
     const dir = await this.repo(fullName);
-    if (!(await this.commitOf(dir, `refs/pull/${comment.pullRequest}/head`)))
+    if (!(await this.commitOf(dir, `refs/pull/${number}/head`)))
       throw new CodeHostError(
-        `pull request ${comment.pullRequest} not found in ${fullName}: no refs/pull/${comment.pullRequest}/head`,
+        `pull request ${number} not found in ${fullName}: no refs/pull/${number}/head`,
         'not_found',
       );
+  }
+
+  /** Records the comment in `<git-dir>/svc/comments.jsonl` (see the file comment); url is null. */
+  async postComment(fullName: string, comment: CommentInput): Promise<Posted> {
+    await this.requirePullRequest(fullName, comment.pullRequest);
     if (comment.path != null) {
       checkRepoPath(comment.path);
       if (comment.line == null) throw new CodeHostError('an inline comment needs a line', 'invalid_input');
     }
-    if (comment.inReplyTo) {
-      const known = (await this.localRecords<{ id: string }>(fullName, 'comments')).some(
-        (r) => r.id === comment.inReplyTo,
-      );
-      if (!known)
-        throw new CodeHostError(`comment ${comment.inReplyTo} not found in ${fullName}`, 'not_found');
+    const known = async (id: string) =>
+      (await this.localRecords<{ id: string }>(fullName, 'comments')).some((r) => r.id === id);
+    if (comment.id) {
+      if (comment.path != null || comment.inReplyTo)
+        throw new CodeHostError('only a summary comment can be edited', 'invalid_input');
+      if (!(await known(comment.id)))
+        throw new CodeHostError(`comment ${comment.id} not found in ${fullName}`, 'not_found');
     }
-    const id = `local-comment-${randomUUID()}`;
+    if (comment.inReplyTo && !(await known(comment.inReplyTo)))
+      throw new CodeHostError(`comment ${comment.inReplyTo} not found in ${fullName}`, 'not_found');
+    const id = comment.id || `local-comment-${randomUUID()}`;
     await this.append(fullName, 'comments', {
       id,
       pull_request: comment.pullRequest,
@@ -482,6 +494,49 @@ export class LocalCodeHost implements CodeHost {
       at: new Date().toISOString(),
     });
     return { id, url: null };
+  }
+
+  /** Records the review and its comments in `<git-dir>/svc/comments.jsonl` (see the file comment). */
+  async postReview(fullName: string, review: ReviewInput): Promise<PostedReview> {
+    await this.requirePullRequest(fullName, review.pullRequest);
+    if (!OID.test(review.commitSha))
+      throw new CodeHostError(
+        `review commit ${JSON.stringify(review.commitSha)} is not a full commit id`,
+        'invalid_input',
+      );
+    for (const c of review.comments) {
+      checkRepoPath(c.path);
+      if (!Number.isSafeInteger(c.line) || c.line < 1 || (c.startLine != null && c.startLine > c.line))
+        throw new CodeHostError(`comment on ${c.path} has no valid line range`, 'invalid_input');
+    }
+    const reviewId = `local-review-${randomUUID()}`;
+    const at = new Date().toISOString();
+    await this.append(fullName, 'comments', {
+      id: reviewId,
+      review: true,
+      pull_request: review.pullRequest,
+      body: review.body,
+      commit_sha: review.commitSha,
+      at,
+    });
+    const comments: Posted[] = [];
+    for (const c of review.comments) {
+      const id = `local-comment-${randomUUID()}`;
+      await this.append(fullName, 'comments', {
+        id,
+        review_id: reviewId,
+        pull_request: review.pullRequest,
+        body: c.body,
+        path: c.path,
+        line: c.startLine ?? c.line,
+        end_line: c.line,
+        commit_sha: review.commitSha,
+        in_reply_to: null,
+        at,
+      });
+      comments.push({ id, url: null });
+    }
+    return { id: reviewId, url: null, reviews: [{ id: reviewId, url: null }], comments };
   }
 
   /** Opens local pull request N from `headRef` into `baseRef` (see the file comment). */

@@ -12,6 +12,8 @@ import type { MergedFinding } from './merge';
 
 export type FindingRow = typeof findings.$inferSelect;
 
+const INSERT_BATCH = 500;
+
 export interface LedgerScope {
   ledgerKey: string;
   workspaceId: string;
@@ -87,6 +89,7 @@ export async function recordInLedger(
   const byFingerprint = new Map(existing.map((row) => [row.fingerprint, row]));
   const seen = new Set<string>();
   const outcome: LedgerOutcome = { reported: [], opened: 0, reopened: 0, fixed: 0, stillDismissed: 0 };
+  const fresh: (typeof findings.$inferInsert)[] = [];
 
   for (const { finding, fingerprint, anchor } of fingerprintAll(found, headText)) {
     seen.add(fingerprint);
@@ -105,26 +108,21 @@ export async function recordInLedger(
       updatedAt: now,
     };
     if (!row) {
-      const [inserted] = await tx
-        .insert(findings)
-        .values({
-          id: newId('finding'),
-          workspaceId: scope.workspaceId,
-          projectId: scope.projectId,
-          ledgerKey: scope.ledgerKey,
-          pullRequestId: scope.pullRequestId,
-          fingerprint,
-          status: 'open',
-          rule: finding.rule,
-          reviewers: finding.reviewers,
-          anchorText: anchor,
-          taskId: scope.taskId,
-          firstRunId: scope.runId,
-          ...fields,
-        })
-        .returning();
-      if (inserted) outcome.reported.push(inserted);
-      outcome.opened++;
+      fresh.push({
+        id: newId('finding'),
+        workspaceId: scope.workspaceId,
+        projectId: scope.projectId,
+        ledgerKey: scope.ledgerKey,
+        pullRequestId: scope.pullRequestId,
+        fingerprint,
+        status: 'open',
+        rule: finding.rule,
+        reviewers: finding.reviewers,
+        anchorText: anchor,
+        taskId: scope.taskId,
+        firstRunId: scope.runId,
+        ...fields,
+      });
       continue;
     }
     const reviewers = [...new Set([...row.reviewers, ...finding.reviewers])];
@@ -143,6 +141,16 @@ export async function recordInLedger(
       .where(and(eq(findings.id, row.id)))
       .returning();
     if (updated) outcome.reported.push(updated);
+  }
+
+  // New findings go in batches: one statement per few hundred rows instead of one per finding.
+  for (let i = 0; i < fresh.length; i += INSERT_BATCH) {
+    const inserted = await tx
+      .insert(findings)
+      .values(fresh.slice(i, i + INSERT_BATCH))
+      .returning();
+    outcome.reported.push(...inserted);
+    outcome.opened += inserted.length;
   }
 
   for (const row of existing) {

@@ -5,7 +5,7 @@
 import pino, { type Logger } from 'pino';
 import { checkDeadlineHandler, fixHandler, planReviewHandler, studyHandler } from './automation/kinds';
 import { codeHostLifecycle } from './automation/lifecycle';
-import { createCodeHosts } from './codehost';
+import { type CodeHostsOptions, createCodeHosts } from './codehost';
 import type { Config } from './config';
 import { Engine } from './engine/engine';
 import { setupHandler } from './engine/kinds/setup';
@@ -29,17 +29,21 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
   return pino({ level: config.logLevel, base: { svc: true } }, destination ?? pino.destination(2));
 }
 
-export async function createServices(
-  config: Config,
-  options: { db?: Database; logger?: Logger } = {},
-): Promise<Started> {
+export interface ServiceOptions {
+  db?: Database;
+  logger?: Logger;
+  /** Code-host tuning (GitHub client spacing and retries, a test double's fetch). */
+  codeHosts?: Partial<CodeHostsOptions>;
+}
+
+export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Started> {
   const logger = options.logger ?? createLogger(config);
   const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
   await migrate(db);
   const workspaceId = await ensureWorkspace(db);
   await seedCatalogReviewers(db, workspaceId, config.env);
   const bootstrap = await bootstrapKey(db, workspaceId, config.bootstrapKey);
-  const { engine, codeHosts } = createEngine(config, db, logger);
+  const { engine, codeHosts } = createEngine(config, db, logger, options.codeHosts);
   return { services: { config, db, engine, codeHosts, logger }, workspaceId, bootstrap };
 }
 
@@ -47,8 +51,13 @@ export async function createServices(
  * The engine with every task kind registered. `serve` and `worker` both build it here, so a run
  * one of them enqueues is always executable by the other.
  */
-export function createEngine(config: Config, db: Database, logger: Logger) {
-  const codeHosts = createCodeHosts({ reposDir: config.reposDir });
+export function createEngine(
+  config: Config,
+  db: Database,
+  logger: Logger,
+  codeHostOptions: Partial<CodeHostsOptions> = {},
+) {
+  const codeHosts = createCodeHosts({ reposDir: config.reposDir, env: config.env, ...codeHostOptions });
   const engine = new Engine(db, config.engine, {}, logger);
   engine.registerHandler('setup', setupHandler(codeHosts));
   engine.registerHandler(

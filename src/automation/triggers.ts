@@ -127,7 +127,13 @@ export async function startAutomaticReview(
     };
   }
   const info = await host.getPullRequest(project.repoFullName, pr.number);
-  const diff = await host.getDiff(project.repoFullName, info.mergeBaseSha ?? info.baseSha, info.headSha);
+  const diff = await host.getDiff(
+    project.repoFullName,
+    info.mergeBaseSha ?? info.baseSha,
+    info.headSha,
+    {},
+    { pullRequest: pr.number },
+  );
   const reviewable = diff.files.some(
     (f) => !f.skipped && f.change !== 'deleted' && f.changedLines.length > 0,
   );

@@ -252,7 +252,9 @@ async function review(
     timings[name] = Math.round((timings[name] ?? 0) + (now - mark));
     mark = now;
   };
-  const diff = await host.getDiff(repo, target.baseSha, target.headSha).catch((e) => hostFailure(e, 'diff'));
+  const diff = await host
+    .getDiff(repo, target.baseSha, target.headSha, {}, { pullRequest: target.number })
+    .catch((e) => hostFailure(e, 'diff'));
   lap('diff_ms');
   for (const gap of diff.gaps) ctx.gap(gap);
 

@@ -3,8 +3,11 @@
  * default) or PostgreSQL when DATABASE_URL is set. Both are driven through the same drizzle
  * schema; the engine additionally needs raw SQL and LISTEN/NOTIFY, exposed here uniformly.
  */
-import { mkdirSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import type { SQL } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
@@ -142,6 +145,7 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
         { cause: error },
       );
     }
+    if (!existsSync(join(dir, 'PG_VERSION'))) await initDataDirInChild(dir);
     client = await PGlite.create(dir);
   }
   const orm = drizzlePglite({ client, schema }) as unknown as Orm;
@@ -166,6 +170,21 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
       await release?.();
     },
   };
+}
+
+const INIT_SCRIPT = fileURLToPath(new URL('./pglite-init.mjs', import.meta.url));
+
+/** initdb for a new data dir, in a child process so its memory is returned when it exits. */
+async function initDataDirInChild(dir: string): Promise<void> {
+  try {
+    await promisify(execFile)(process.execPath, [INIT_SCRIPT, dir], { timeout: 120_000 });
+  } catch (error) {
+    const stderr = (error as { stderr?: string }).stderr?.trim();
+    throw new Error(
+      `could not create the embedded database in ${dir}: ${stderr || (error as Error).message}`,
+      { cause: error },
+    );
+  }
 }
 
 function redact(url: string): string {

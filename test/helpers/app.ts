@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import pino from 'pino';
+import type { CodeHostsOptions } from '../../src/codehost';
 import { type Config, loadConfig } from '../../src/config';
 import { buildApp } from '../../src/http/app';
 import { createServices } from '../../src/main';
@@ -23,14 +24,23 @@ export interface TestApp {
 }
 
 export async function createTestApp(
-  options: { kind?: DatabaseKind; env?: Record<string, string>; reposDir?: string } = {},
+  options: {
+    kind?: DatabaseKind;
+    env?: Record<string, string>;
+    reposDir?: string;
+    codeHosts?: Partial<CodeHostsOptions>;
+  } = {},
 ): Promise<TestApp> {
   const testDb = await createTestDatabase(options.kind ?? 'pglite');
   const config: Config = loadConfig({
     SVC_REPOS_DIR: options.reposDir ?? mkdtempSync(join(tmpdir(), 'svc-repos-')),
     ...options.env,
   });
-  const started = await createServices(config, { db: testDb.db, logger: pino({ level: 'silent' }) });
+  const started = await createServices(config, {
+    db: testDb.db,
+    logger: pino({ level: 'silent' }),
+    ...(options.codeHosts ? { codeHosts: options.codeHosts } : {}),
+  });
   if (!started.bootstrap) throw new Error('a fresh test database should mint a bootstrap key');
   const app = await buildApp(started.services, { logger: false });
   await app.ready();

@@ -35,13 +35,17 @@ export class GitHubConfigError extends Error {
   }
 }
 
-/** The GitHub App configuration in `env`, null when GitHub is not configured at all. */
+/**
+ * The GitHub App configuration in `env`; null when no App credentials are set. A webhook secret
+ * alone does not turn GitHub on: deliveries are then received and recorded, and ignored with the
+ * reason that no code host serves their installation.
+ */
 export function loadGitHubConfig(env: NodeJS.ProcessEnv): GitHubAppConfig | null {
   const value = (name: string) => {
     const v = env[name];
     return v === undefined || v.trim() === '' ? undefined : v;
   };
-  const names = ['GITHUB_APP_ID', 'GITHUB_PRIVATE_KEY', 'GITHUB_PRIVATE_KEY_PATH', 'GITHUB_WEBHOOK_SECRET'];
+  const names = ['GITHUB_APP_ID', 'GITHUB_PRIVATE_KEY', 'GITHUB_PRIVATE_KEY_PATH'];
   if (names.every((name) => value(name) === undefined)) return null;
 
   const problems: string[] = [];

@@ -5,29 +5,13 @@
 import { and, eq, gt, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { RunFailure } from '../core/failures';
+import { projectAndHost } from '../engine/project-host';
 import type { TaskHandler } from '../engine/types';
 import { newId } from '../storage/ids';
-import { checkRuns, findings, learnings, plans, projects, pullRequests } from '../storage/schema';
+import { checkRuns, findings, learnings, plans, pullRequests } from '../storage/schema';
 import { checkStillReviewing } from './check';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-async function projectAndHost(ctx: Parameters<TaskHandler>[0], codeHosts: CodeHosts) {
-  const [project] = await ctx.db.orm
-    .select()
-    .from(projects)
-    .where(eq(projects.id, ctx.task.projectId ?? ''))
-    .limit(1);
-  if (!project)
-    throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
-  const host = codeHosts.forInstallation(project.installationId);
-  if (!host)
-    throw new RunFailure(
-      'backend_unavailable',
-      `installation ${project.installationId} has no configured code host`,
-    );
-  return { project, host };
-}
 
 /** When a review outlives its deadline, its check completes `neutral` ("still reviewing"). */
 export function checkDeadlineHandler(codeHosts: CodeHosts): TaskHandler {

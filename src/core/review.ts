@@ -10,7 +10,8 @@ export type Severity = (typeof SEVERITIES)[number];
 
 /** Lower is more severe. */
 export const severityRank = (s: Severity) => SEVERITIES.indexOf(s);
-export const mostSevere = (a: Severity, b: Severity): Severity => (severityRank(a) <= severityRank(b) ? a : b);
+export const mostSevere = (a: Severity, b: Severity): Severity =>
+  severityRank(a) <= severityRank(b) ? a : b;
 
 /** An inclusive range of line numbers, 1-based. */
 export interface LineRange {
@@ -93,7 +94,7 @@ export function snapToChangedLine(file: Pick<DiffFile, 'changedLines'>, line: nu
   let best: number | null = null;
   let bestDistance = Number.POSITIVE_INFINITY;
   for (const r of file.changedLines) {
-    const candidate = line < r.start ? r.start : line > r.end ? r.end : line;
+    const candidate = line < r.start ? r.start : Math.min(line, r.end);
     const distance = Math.abs(candidate - line);
     if (distance < bestDistance) {
       best = candidate;

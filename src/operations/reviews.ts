@@ -21,7 +21,7 @@ import {
   validateLineup,
 } from '../review/service';
 import { defineOperation, type Operation, type OperationContext } from './registry';
-import { idParam, listOf, listQuery, taskAck, timestamp } from './schemas/common';
+import { listOf, listQuery, taskAck, timestamp } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
 
 const deps = (ctx: OperationContext): ReviewDeps => ({

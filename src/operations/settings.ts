@@ -29,6 +29,28 @@ const defaultsOf = (registry: Record<string, { default: unknown; doc: string }>)
 
 const projectParams = z.strictObject({ project_id: z.string().min(1).max(200) });
 
+const projectRecord = (row: {
+  id: string;
+  settings: Record<string, unknown>;
+}): z.infer<typeof settingsRecord> => ({
+  object: 'settings',
+  scope: 'project',
+  owner_id: row.id,
+  values: resolveProjectSettings(row.settings),
+  ...defaultsOf(PROJECT_SETTINGS),
+});
+
+const workspaceRecord = (
+  workspaceId: string,
+  stored: Record<string, unknown>,
+): z.infer<typeof settingsRecord> => ({
+  object: 'settings',
+  scope: 'workspace',
+  owner_id: workspaceId,
+  values: resolveWorkspaceSettings(stored),
+  ...defaultsOf(WORKSPACE_SETTINGS),
+});
+
 const projectGet = defineOperation({
   tool: 'projects_settings_get',
   method: 'GET',
@@ -44,13 +66,7 @@ const projectGet = defineOperation({
       .where(eq(projects.id, ctx.projectId ?? ''))
       .limit(1);
     if (!row) throw new ApiError('not_found', `project ${ctx.projectId} was not found`);
-    return {
-      object: 'settings' as const,
-      scope: 'project' as const,
-      owner_id: row.id,
-      values: resolveProjectSettings(row.settings),
-      ...defaultsOf(PROJECT_SETTINGS),
-    };
+    return projectRecord(row);
   },
 });
 
@@ -72,13 +88,7 @@ const projectUpdate = defineOperation({
       .where(and(eq(projects.id, ctx.projectId ?? ''), eq(projects.workspaceId, ctx.workspaceId)))
       .returning();
     if (!row) throw new ApiError('not_found', `project ${ctx.projectId} was not found`);
-    return {
-      object: 'settings' as const,
-      scope: 'project' as const,
-      owner_id: row.id,
-      values: resolveProjectSettings(row.settings),
-      ...defaultsOf(PROJECT_SETTINGS),
-    };
+    return projectRecord(row);
   },
 });
 
@@ -95,13 +105,7 @@ const workspaceGet = defineOperation({
       .from(workspaces)
       .where(eq(workspaces.id, ctx.workspaceId))
       .limit(1);
-    return {
-      object: 'settings' as const,
-      scope: 'workspace' as const,
-      owner_id: ctx.workspaceId,
-      values: resolveWorkspaceSettings(row?.settings ?? {}),
-      ...defaultsOf(WORKSPACE_SETTINGS),
-    };
+    return workspaceRecord(ctx.workspaceId, row?.settings ?? {});
   },
 });
 
@@ -122,13 +126,7 @@ const workspaceUpdate = defineOperation({
       .set({ settings: sql`${workspaces.settings} || ${JSON.stringify(body)}::jsonb`, updatedAt: new Date() })
       .where(eq(workspaces.id, ctx.workspaceId))
       .returning();
-    return {
-      object: 'settings' as const,
-      scope: 'workspace' as const,
-      owner_id: ctx.workspaceId,
-      values: resolveWorkspaceSettings(row?.settings ?? {}),
-      ...defaultsOf(WORKSPACE_SETTINGS),
-    };
+    return workspaceRecord(ctx.workspaceId, row?.settings ?? {});
   },
 });
 

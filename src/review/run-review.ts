@@ -8,21 +8,14 @@ import type { CodeHosts } from '../codehost';
 import { type CodeHost, CodeHostError } from '../codehost/types';
 import { RunFailure } from '../core/failures';
 import type { Diff, FindingDraft } from '../core/review';
-import type { Gap } from '../core/runs';
 import { resolveProjectSettings } from '../core/settings';
+import { projectAndHost } from '../engine/project-host';
 import type { RunContext, TaskHandler } from '../engine/types';
 import { configuredProviders } from '../reviewers/llm/providers';
 import type { ReviewerResult, ReviewFile } from '../reviewers/types';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
-import {
-  findings,
-  projects,
-  pullRequests,
-  reviewerModelStats,
-  reviewers,
-  reviewResults,
-} from '../storage/schema';
+import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
 import { type ReviewConfig, reviewConfigSchema } from './config';
 import { executeReviewer } from './execute-reviewer';
 import { currentLearnings } from './learnings';
@@ -180,19 +173,7 @@ export function reviewHandler(deps: ReviewDeps): TaskHandler {
   return async (ctx) => {
     const config = reviewConfigSchema.parse(ctx.run.input);
     const db = ctx.db;
-    const [project] = await db.orm
-      .select()
-      .from(projects)
-      .where(eq(projects.id, ctx.task.projectId ?? ''))
-      .limit(1);
-    if (!project)
-      throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
-    const host = deps.codeHosts.forInstallation(project.installationId);
-    if (!host)
-      throw new RunFailure(
-        'backend_unavailable',
-        `installation ${project.installationId} has no configured code host`,
-      );
+    const { project, host } = await projectAndHost(ctx, deps.codeHosts);
     const repo = project.repoFullName;
     const settings = resolveProjectSettings(project.settings);
 

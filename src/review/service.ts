@@ -201,7 +201,7 @@ export function findingRecord(row: FindingRow) {
 
 /** The findings a run reported, most severe first; null until the run completed. */
 export async function runFindings(deps: ReviewDeps, run: RunRow | null) {
-  if (!run || run.status !== 'completed') return { findings: null, truncated: false };
+  if (run?.status !== 'completed') return { findings: null, truncated: false };
   const rows = await deps.db.orm
     .select()
     .from(findings)

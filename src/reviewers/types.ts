@@ -2,8 +2,9 @@
  * What a reviewer engine is given and gives back. Engines (builtin rules, LLM) know nothing of
  * runs, storage or HTTP: they read a diff and the changed files and return findings.
  */
-import type { Gap } from '../core/runs';
+
 import type { Diff, DiffFile, FindingDraft } from '../core/review';
+import type { Gap } from '../core/runs';
 
 /** One changed file as a reviewer reads it: the diff entry and the new file's text. */
 export interface ReviewFile {

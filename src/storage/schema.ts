@@ -335,7 +335,10 @@ export const reviewers = pgTable(
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [primaryKey({ columns: [t.workspaceId, t.id] }), index('reviewers_uses_idx').on(t.workspaceId, t.uses)],
+  (t) => [
+    primaryKey({ columns: [t.workspaceId, t.id] }),
+    index('reviewers_uses_idx').on(t.workspaceId, t.uses),
+  ],
 );
 
 /** What each reviewer measured on each model it ran with. */

@@ -294,7 +294,7 @@ describe('pull request automation on the local host', () => {
   });
 
   it('starts a study pass on the tenth merge', async () => {
-    let last;
+    let last: Awaited<ReturnType<typeof onPullRequestEvent>> | undefined;
     for (let n = 10; n < 20; n++) {
       gitIn(repo, ['update-ref', `refs/pull/${n}/head`, 'feature']);
       last = await onPullRequestEvent(deps, event({ number: n, action: 'closed', merged: true }));

@@ -1,15 +1,9 @@
-/**
- * The `setup` task kind: reads the project's repository through its code host and records what
- * it found (languages, manifests, CI, tests, plans) as evidence, with a named gap for each
- * part of setup it could not do.
- */
-import { eq } from 'drizzle-orm';
 import type { CodeHosts } from '../../codehost';
 import { CodeHostError, type RepositoryTree } from '../../codehost/types';
 import { RunFailure } from '../../core/failures';
 import { LANGUAGE_BY_EXTENSION } from '../../core/languages';
 import type { Gap } from '../../core/runs';
-import { projects } from '../../storage/schema';
+import { projectAndHost } from '../project-host';
 import type { TaskHandler } from '../types';
 
 const MANIFESTS = new Set([
@@ -78,20 +72,7 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
   return async (ctx) => {
     if (!ctx.task.projectId)
       throw new RunFailure('project_run_mode_unreadable', 'a setup task must belong to a project');
-    const [project] = await ctx.db.orm
-      .select()
-      .from(projects)
-      .where(eq(projects.id, ctx.task.projectId))
-      .limit(1);
-    if (!project)
-      throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
-    const host = codeHosts.forInstallation(project.installationId);
-    if (!host) {
-      throw new RunFailure(
-        'backend_unavailable',
-        `installation ${project.installationId} has no configured code host; only the local host (installation 1) is available`,
-      );
-    }
+    const { project, host } = await projectAndHost(ctx, codeHosts);
     ctx.setBackend({ harness: 'static-inspection', provider: null, model: null, preset: 'setup' });
     await ctx.progress({
       phase: 'reading',

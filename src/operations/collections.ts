@@ -470,7 +470,12 @@ const learningOperations: Operation[] = [
 function collectionOperations(collection: CollectionName): Operation[] {
   if (collection === 'learnings') return learningOperations;
   // Implemented with the review ledger (src/operations/ledger-collections.ts).
-  if (collection === 'pull-requests' || collection === 'findings' || collection === 'review-results')
+  if (
+    collection === 'pull-requests' ||
+    collection === 'findings' ||
+    collection === 'review-results' ||
+    collection === 'plans'
+  )
     return [];
   const item = collectionRecords[collection];
   const base = toolBase(collection);

@@ -3,6 +3,7 @@ import { operations as collections } from './collections';
 import { operations as installations } from './installations';
 import { operations as keys } from './keys';
 import { operations as ledgerCollections } from './ledger-collections';
+import { operations as plans } from './plans';
 import { operations as projects } from './projects';
 import type { Operation } from './registry';
 import { operations as reviewers } from './reviewers';
@@ -19,5 +20,6 @@ export const OPERATIONS: Operation[] = [
   ...reviews,
   ...reviewers,
   ...ledgerCollections,
+  ...plans,
   ...collections,
 ];

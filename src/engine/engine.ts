@@ -144,6 +144,10 @@ export class Engine {
   }
 
   private taskWithRunStatement: ReturnType<Engine['prepareTaskWithRun']> | null = null;
+  private readonly taskReadCache = new Map<
+    string,
+    { generation: number; value: { task: TaskRow; run: RunRow | null } }
+  >();
 
   private prepareTaskWithRun() {
     // One statement for the most frequent read (task polling): the task and its latest run.
@@ -169,10 +173,21 @@ export class Engine {
     projectId: string,
     taskId: string,
   ): Promise<{ task: TaskRow; run: RunRow | null }> {
+    // Polling reads this far more often than anything changes; with the embedded database the
+    // write generation says exactly when a cached answer is still true.
+    const generation = this.db.writeGeneration();
+    const key = `${workspaceId}\u0000${projectId}\u0000${taskId}`;
+    const cached = generation === null ? undefined : this.taskReadCache.get(key);
+    if (cached && cached.generation === generation) return cached.value;
     this.taskWithRunStatement ??= this.prepareTaskWithRun();
     const [row] = await this.taskWithRunStatement.execute({ taskId, workspaceId, projectId });
     if (!row) throw notFound('task', taskId);
-    return { task: row.task, run: row.run };
+    const value = { task: row.task, run: row.run };
+    if (generation !== null) {
+      if (this.taskReadCache.size >= 10_000) this.taskReadCache.clear();
+      this.taskReadCache.set(key, { generation, value });
+    }
+    return value;
   }
 
   /** The task, when it belongs to this workspace and project; otherwise `not_found`. */

@@ -25,6 +25,12 @@ export interface Database {
   /** A short description for logs, without credentials. */
   readonly label: string;
   readonly orm: Orm;
+  /**
+   * A number that changes whenever anything may have written, or null when other processes can
+   * write (PostgreSQL). With the embedded database this process is the only writer (the data dir
+   * is locked), so a value read at generation G is still exact while the generation is G.
+   */
+  writeGeneration(): number | null;
   /** Raw SQL through drizzle's `sql` template; returns the rows. */
   rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
   /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
@@ -87,6 +93,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
 
   return {
     kind: 'postgres',
+    writeGeneration: () => null,
     label: `postgres ${redact(url)}`,
     orm,
     async rows<T>(query: SQL) {
@@ -148,8 +155,10 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
     if (!existsSync(join(dir, 'PG_VERSION'))) await initDataDirInChild(dir);
     client = await PGlite.create(dir);
   }
+  const generation = trackWrites(client);
   const orm = drizzlePglite({ client, schema }) as unknown as Orm;
   return {
+    writeGeneration: () => generation.value,
     kind: 'pglite',
     label: dataDir.startsWith('memory://') ? 'pglite (in memory)' : `pglite ${resolve(dataDir)}`,
     orm,
@@ -170,6 +179,42 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
       await release?.();
     },
   };
+}
+
+/** Anything but a plain read may write: such statements (and every transaction) bump the generation. */
+const READ_ONLY = /^\s*(select|with\s+[\s\S]*?\)\s*select|show|explain)\b/i;
+
+function trackWrites(client: PGlite): { value: number } {
+  const generation = { value: 0 };
+  const bump = () => {
+    generation.value++;
+  };
+  for (const method of ['query', 'exec'] as const) {
+    const original = client[method].bind(client) as (...args: unknown[]) => Promise<unknown>;
+    (client as unknown as Record<string, unknown>)[method] = async (text: string, ...rest: unknown[]) => {
+      const writes = !READ_ONLY.test(text);
+      // Bumped when issued (later reads see the new value) and when done (reads issued meanwhile
+      // were queued behind the write by PGlite and cached nothing older).
+      if (writes) bump();
+      try {
+        return await original(text, ...rest);
+      } finally {
+        if (writes) bump();
+      }
+    };
+  }
+  const transaction = client.transaction.bind(client);
+  (client as unknown as Record<string, unknown>).transaction = async (
+    fn: Parameters<PGlite['transaction']>[0],
+  ) => {
+    bump();
+    try {
+      return await transaction(fn);
+    } finally {
+      bump();
+    }
+  };
+  return generation;
 }
 
 const INIT_SCRIPT = fileURLToPath(new URL('./pglite-init.mjs', import.meta.url));

@@ -9,7 +9,16 @@
 //
 // mode "autocannon": autocannon's programmatic API, closed loop (each connection sends its next
 // request when the previous answer arrives), optionally with autocannon's own `overallRate`.
+//
+// spec.webhook = { event, action }: the requests are GitHub webhook deliveries, made here: the
+// body is the first example of that event and action in @octokit/webhooks-examples (a real
+// payload), signed once with the secret from the environment (BENCH_WEBHOOK_SECRET, never in
+// argv) as `X-Hub-Signature-256`; every request carries its own `X-GitHub-Delivery`, so each
+// one is a new delivery, not a redelivery.
+import { createHmac, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 
@@ -20,6 +29,37 @@ if (url.hostname !== '127.0.0.1') {
   process.exit(2);
 }
 const seconds = Math.min(Math.max(Number(spec.seconds) || 10, 1), 120);
+
+/** A function giving each request's extra headers, or null when every request is the same. */
+let perRequestHeaders = null;
+if (spec.webhook) {
+  const secret = process.env.BENCH_WEBHOOK_SECRET;
+  if (!secret) {
+    process.stderr.write('load.mjs: spec.webhook needs BENCH_WEBHOOK_SECRET in the environment\n');
+    process.exit(2);
+  }
+  const index = createRequire(import.meta.url).resolve('@octokit/webhooks-examples');
+  const definitions = JSON.parse(readFileSync(index, 'utf8'));
+  const payload = definitions
+    .find((d) => d.name === spec.webhook.event)
+    ?.examples.find((e) => (spec.webhook.action ? e.action === spec.webhook.action : true));
+  if (!payload) {
+    process.stderr.write(`load.mjs: no example ${spec.webhook.event}.${spec.webhook.action}\n`);
+    process.exit(2);
+  }
+  // The body never changes, so it is signed once; only the delivery id differs per request.
+  spec.body = JSON.stringify(payload);
+  spec.headers = {
+    ...spec.headers,
+    'content-type': 'application/json',
+    'user-agent': 'GitHub-Hookshot/bench',
+    'x-github-event': spec.webhook.event,
+    'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(spec.body).digest('hex')}`,
+  };
+  const prefix = randomUUID();
+  let n = 0;
+  perRequestHeaders = () => ({ 'x-github-delivery': `${prefix}-${++n}` });
+}
 
 function percentile(sorted, p) {
   if (sorted.length === 0) return null;
@@ -44,6 +84,7 @@ async function paced() {
   const body = spec.body === undefined ? undefined : Buffer.from(spec.body);
   const headers = { ...spec.headers, ...(body ? { 'content-length': String(body.length) } : {}) };
   const latencies = [];
+  const slow = [];
   const serviceTimes = [];
   const statuses = {};
   let sent = 0;
@@ -61,7 +102,7 @@ async function paced() {
         port: url.port,
         path: url.pathname + url.search,
         method: spec.method,
-        headers,
+        headers: perRequestHeaders ? { ...headers, ...perRequestHeaders() } : headers,
         agent,
       },
       (res) => {
@@ -72,6 +113,7 @@ async function paced() {
           completed++;
           statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
           latencies.push(end - due);
+          if (end - due > SLOW_MS) slow.push({ due: due - t0, ms: end - due });
           serviceTimes.push(end - (req.sentAt ?? wrote));
         });
       },
@@ -120,7 +162,33 @@ async function paced() {
     rps: completed / elapsed,
     latency_ms: summarize(latencies),
     service_ms: summarize(serviceTimes),
+    stalls: stalls(slow),
   };
+}
+
+/**
+ * Requests slower than SLOW_MS, grouped into stalls: slow requests whose due times lie within
+ * one second of each other. One stall catching many consecutive requests means the server (or
+ * the machine) stopped for a while; slow requests spread thinly mean a slow path.
+ */
+const SLOW_MS = 50;
+function stalls(slow) {
+  slow.sort((a, b) => a.due - b.due);
+  const out = [];
+  for (const s of slow) {
+    const last = out.at(-1);
+    if (last && s.due - last.last_due_ms <= 1000) {
+      last.requests++;
+      last.last_due_ms = s.due;
+      last.worst_ms = Math.max(last.worst_ms, s.ms);
+    } else out.push({ first_due_ms: s.due, last_due_ms: s.due, requests: 1, worst_ms: s.ms });
+  }
+  return out.map((x) => ({
+    at_s: Math.round(x.first_due_ms) / 1000,
+    span_ms: Math.round(x.last_due_ms - x.first_due_ms),
+    requests: x.requests,
+    worst_ms: Math.round(x.worst_ms),
+  }));
 }
 
 async function cannon() {
@@ -133,6 +201,19 @@ async function cannon() {
     connections: spec.connections ?? 32,
     duration: seconds,
     ...(spec.rate ? { overallRate: Number(spec.rate) } : {}),
+    ...(perRequestHeaders
+      ? {
+          requests: [
+            {
+              method: spec.method,
+              path: url.pathname + url.search,
+              headers: spec.headers,
+              body: spec.body,
+              setupRequest: (req) => ({ ...req, headers: { ...req.headers, ...perRequestHeaders() } }),
+            },
+          ],
+        }
+      : {}),
     setupClient: (client) => {
       client.on('response', (status) => {
         statuses[status] = (statuses[status] ?? 0) + 1;

@@ -115,7 +115,7 @@ describe('MCP over streamable HTTP', () => {
     expect(missing.structuredContent).toMatchObject({ error: { code: 'not_found' } });
     expect(JSON.parse(textOf(missing)).error.code).toBe('not_found');
 
-    const pending = await call('plans_get', { project_id: projectId, id: 'pln_x' });
+    const pending = await call('checks_get', { project_id: projectId, id: 'chk_x' });
     expect(pending.isError).toBe(true);
     expect(pending.structuredContent).toMatchObject({ error: { code: 'not_implemented' } });
 

@@ -114,7 +114,12 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
               services.db,
               principal,
               idempotencyKey,
-              { method: op.method, path: request.url.split('?')[0] ?? op.path, body: request.body },
+              {
+                method: op.method,
+                path: request.url.split('?')[0] ?? op.path,
+                body: request.body,
+                projectId,
+              },
               execute,
             )
           : { ...(await execute()), replayed: false };

@@ -20,9 +20,15 @@ export interface StoredResponse {
   body: unknown;
 }
 
-export function requestFingerprint(method: string, path: string, body: unknown): string {
+/** The request's identity: method, path, the project it acts on (a header) and the canonical body. */
+export function requestFingerprint(
+  method: string,
+  path: string,
+  body: unknown,
+  projectId: string | null = null,
+): string {
   return createHash('sha256')
-    .update(`${method} ${path}\n${stringify(body ?? null)}`)
+    .update(`${method} ${path}${projectId ? ` project=${projectId}` : ''}\n${stringify(body ?? null)}`)
     .digest('hex');
 }
 
@@ -30,13 +36,18 @@ export async function withIdempotency(
   db: Database,
   principal: Principal,
   key: string,
-  request: { method: string; path: string; body: unknown },
+  request: { method: string; path: string; body: unknown; projectId?: string | null },
   execute: () => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
   if (!KEY_PATTERN.test(key)) {
     throw new ApiError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
   }
-  const fingerprint = requestFingerprint(request.method, request.path, request.body);
+  const fingerprint = requestFingerprint(
+    request.method,
+    request.path,
+    request.body,
+    request.projectId ?? null,
+  );
   const where = and(eq(idempotencyRecords.holder, principal.keyId), eq(idempotencyRecords.key, key));
   // An expired record no longer binds the key.
   await db.orm.delete(idempotencyRecords).where(and(where, lt(idempotencyRecords.expiresAt, new Date())));
@@ -76,15 +87,19 @@ export async function withIdempotency(
     return { status: existing.responseStatus ?? 200, body: existing.responseBody, replayed: true };
   }
 
+  let response: StoredResponse;
   try {
-    const response = await execute();
-    await db.orm
-      .update(idempotencyRecords)
-      .set({ state: 'done', responseStatus: response.status, responseBody: response.body })
-      .where(where);
-    return { ...response, replayed: false };
+    response = await execute();
   } catch (error) {
+    // Nothing was done: release the key so the same request can be retried.
     await db.orm.delete(idempotencyRecords).where(where);
     throw error;
   }
+  // The work is done; if recording its answer fails the key stays `in_progress` (409 on retry,
+  // telling the client to inspect the resource) rather than letting a retry do the work twice.
+  await db.orm
+    .update(idempotencyRecords)
+    .set({ state: 'done', responseStatus: response.status, responseBody: response.body })
+    .where(where);
+  return { ...response, replayed: false };
 }

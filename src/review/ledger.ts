@@ -3,7 +3,7 @@
  * duplicates a finding it sees again; a finding whose anchor is gone from the new head and that
  * was not found again becomes fixed; a dismissed finding stays dismissed.
  */
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import { findingFingerprint, normalizeAnchor } from '../core/review';
 import type { Orm } from '../storage/database';
 import { newId } from '../storage/ids';
@@ -85,6 +85,9 @@ export async function recordInLedger(
   inspectedPaths: Set<string>,
 ): Promise<LedgerOutcome> {
   const now = new Date();
+  // Two reviews of one pull request at once would both insert the same new finding: serialize
+  // ledger writes per ledger for the rest of this transaction.
+  await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${scope.ledgerKey}))`);
   const existing = await tx.select().from(findings).where(eq(findings.ledgerKey, scope.ledgerKey));
   const byFingerprint = new Map(existing.map((row) => [row.fingerprint, row]));
   const seen = new Set<string>();

@@ -315,6 +315,12 @@ async function review(
       });
     } catch (error) {
       if (ctx.signal.aborted) throw error;
+      // Tokens a failed model reviewer already paid for still count toward cost and spend caps.
+      const spent =
+        error instanceof RunFailure
+          ? (error.details?.usage as ReviewerResult['usage'] | undefined)
+          : undefined;
+      for (const item of spent ?? []) ctx.usage(item);
       failures.push({ key: reviewer.key, error });
       await recordModelStat(db, ctx.task.workspaceId, reviewer, {
         findings: 0,
@@ -357,6 +363,8 @@ async function review(
     pct: 85,
   });
   lap('bookkeeping_ms');
+  // A canceled or timed-out run must not write the ledger or post anything after the fact.
+  ctx.signal.throwIfAborted();
   const merged = mergeFindings(drafts);
   const outcome = await db.orm.transaction((tx) =>
     recordInLedger(

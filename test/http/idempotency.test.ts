@@ -23,8 +23,9 @@ describe.each(DATABASE_KINDS)('Idempotency-Key on %s', (kind) => {
     });
   const projectCount = async () => (await t.services.db.orm.select({ n: count() }).from(projects))[0]?.n ?? 0;
 
+  let reposDir: string;
   beforeAll(async () => {
-    const reposDir = makeReposDir();
+    reposDir = makeReposDir();
     makeRepo(reposDir, 'acme/idem', { 'README.md': '# idem\n' });
     t = await createTestApp({ kind, reposDir });
   });
@@ -91,6 +92,32 @@ describe.each(DATABASE_KINDS)('Idempotency-Key on %s', (kind) => {
     });
     expect(res.statusCode).toBe(201);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
+  });
+
+  it("never replays one project's answer for another project under the same key", async () => {
+    makeRepo(reposDir, 'acme/other', { 'x.md': '# x\n' });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/projects',
+      headers: bearer(t.workspaceKey),
+      payload: { name: 'other', repository: { full_name: 'acme/other', installation_id: 1 } },
+    });
+    const projects = (
+      await t.app.inject({ method: 'GET', url: '/api/v1/projects', headers: bearer(t.workspaceKey) })
+    ).json().data;
+    const [a, b] = projects.map((p: { id: string }) => p.id);
+    const learn = (projectId: string) =>
+      t.app.inject({
+        method: 'POST',
+        url: '/api/v1/learnings',
+        headers: { ...bearer(t.workspaceKey), 'project-id': projectId, 'idempotency-key': 'k-learn' },
+        payload: { learning: 'Same words.', why: 'test' },
+      });
+    expect(created.statusCode).toBe(201);
+    expect((await learn(a)).statusCode).toBe(201);
+    const other = await learn(b);
+    expect(other.statusCode).toBe(409);
+    expect(other.json().error.code).toBe('idempotency_conflict');
   });
 
   it('rejects an Idempotency-Key that is not 1-255 visible characters', async () => {

@@ -398,6 +398,27 @@ describe('reviews', () => {
     }
   });
 
+  it('inlines at most one page of findings and says when there are more', async () => {
+    gitIn(repo, ['checkout', '-q', '-b', 'many', 'main']);
+    const body = Array.from({ length: 120 }, (_, i) => `export function f${i}() {\n  debugger;\n}\n`).join(
+      '\n',
+    );
+    commitFiles(repo, { 'src/many.js': body }, 'many');
+    gitIn(repo, ['checkout', '-q', 'main']);
+    openPullRequest(5, 'many');
+    const res = await create({ pr: 5, reviewers: ['correctness'] });
+    const review = await waitForReview(res.json().id);
+    expect(review.run.status).toBe('completed');
+    expect(review.findings).toHaveLength(100);
+    expect(review.findings_truncated).toBe(true);
+    const all = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/findings?task_id=${res.json().id}&limit=200`,
+      headers,
+    });
+    expect(all.json().data).toHaveLength(120);
+  });
+
   it('lists the API-created reviews, newest first', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/reviews?limit=2', headers });
     expect(res.statusCode).toBe(200);

@@ -168,7 +168,15 @@ export class Worker {
     const entry: Active = { exec, done: Promise.resolve() };
     this.active.set(run.id, entry);
     entry.done = this.execute(exec)
-      .catch((error) => this.logger.error({ err: error, run: run.id }, 'run execution crashed'))
+      .catch(async (error) => {
+        // A fault before or around the handler (say the database blinked) must still end the run
+        // by name now, not leave it `running` until its lease expires. The terminal write is
+        // guarded by status and lease, so a run that already ended is left alone.
+        this.logger.error({ err: error, run: run.id }, 'run execution crashed');
+        await this.finish(exec, { error }, this.logger.child({ run: run.id })).catch((e) =>
+          this.logger.error({ err: e, run: run.id }, 'could not end the crashed run; the sweeper will'),
+        );
+      })
       .finally(() => {
         exec.stopTimers();
         this.active.delete(run.id);

@@ -6,6 +6,19 @@ import type { Severity } from './review';
 
 export const CHECK_NAME = 'Service / Review';
 
+/** A pull request's `review_status`: the review lifecycle of the spec, in order. */
+export const REVIEW_STATUSES = [
+  'trigger',
+  'planning',
+  'skipped',
+  'errored',
+  'reviewing',
+  'reviews_available',
+  'summarizing',
+  'reviewed',
+] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
+
 export type CheckConclusionSetting = 'action_required' | 'failure' | 'neutral' | 'success';
 
 export interface ConclusionSettings {

@@ -7,6 +7,7 @@
  */
 import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
+import { REVIEW_STATUSES } from '../core/checks';
 import { ApiError, notFound, notImplemented } from '../core/errors';
 import { isForgotten, type LearningRow, notForgottenAt } from '../review/learnings';
 import type { Orm } from '../storage/database';
@@ -66,18 +67,7 @@ export const collectionRecords = {
   }),
   'pull-requests': record('pull_request', {
     number: z.int(),
-    review_status: z
-      .enum([
-        'trigger',
-        'planning',
-        'skipped',
-        'errored',
-        'reviewing',
-        'reviews_available',
-        'summarizing',
-        'reviewed',
-      ])
-      .nullable(),
+    review_status: z.enum(REVIEW_STATUSES).nullable(),
     last_reviewed_at: timestamp.nullable(),
     last_review_run_id: z.string().nullable(),
   }),

@@ -5,6 +5,7 @@
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
+import { REVIEW_STATUSES, type ReviewStatus } from '../core/checks';
 import { ApiError } from '../core/errors';
 import { findingRecord } from '../review/service';
 import { findings, pullRequests, reviewResults } from '../storage/schema';
@@ -12,16 +13,6 @@ import { defineOperation, type OperationContext } from './registry';
 import { iso, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
 
-const REVIEW_STATUSES = [
-  'trigger',
-  'planning',
-  'skipped',
-  'errored',
-  'reviewing',
-  'reviews_available',
-  'summarizing',
-  'reviewed',
-] as const;
 const idParams = z.strictObject({ id: z.string().min(1).max(200).describe('Record id.') });
 
 /** Newest first, continuing after the cursor's (created_at, id). */
@@ -69,7 +60,7 @@ const toPullRequest = (row: PullRequestRow): z.infer<typeof pullRequestRecord> =
   head_ref: row.headRef,
   base_sha: row.baseSha,
   head_sha: row.headSha,
-  review_status: (row.reviewStatus as (typeof REVIEW_STATUSES)[number] | null) ?? null,
+  review_status: (row.reviewStatus as ReviewStatus | null) ?? null,
   last_reviewed_at: iso(row.lastReviewedAt),
   last_review_run_id: row.lastReviewRunId,
   auto_review: row.autoReview,

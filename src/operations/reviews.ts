@@ -37,6 +37,22 @@ const toItem = (e: LineupEntry) => ({
   ...(e.skillRevisionId ? { skill_revision_id: e.skillRevisionId } : {}),
 });
 
+/**
+ * A configuration edit: the review under its current revision (`If-Match`), `change` applied
+ * to a copy of its configuration, saved as the next revision.
+ */
+async function editConfig(
+  ctx: OperationContext,
+  reviewId: string,
+  change: (config: ReviewConfig) => Promise<void>,
+) {
+  const task = await getReviewTask(deps(ctx), scope(ctx), reviewId);
+  checkIfMatch(ctx.headers['if-match'], task.revision);
+  const config = { ...(task.input as unknown as ReviewConfig) };
+  await change(config);
+  return saved(ctx, await saveConfig(deps(ctx), task, config));
+}
+
 /** An edited configuration answers with the review at its new revision, and its ETag. */
 async function saved(ctx: OperationContext, task: TaskRow) {
   ctx.setHeader('etag', `"${task.revision}"`);
@@ -279,17 +295,14 @@ export const operations: Operation[] = [
     params: reviewParams,
     body: reviewUpdateBody,
     response: review,
-    handler: async ({ params, body }, ctx) => {
-      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
-      checkIfMatch(ctx.headers['if-match'], task.revision);
-      const config = { ...(task.input as unknown as ReviewConfig) };
-      if (body.reviewers !== undefined) {
-        config.reviewers = body.reviewers === null ? null : parseLineup(body.reviewers);
-        if (config.reviewers) await validateLineup(deps(ctx), scope(ctx), config.reviewers);
-      }
-      if (body.delivery !== undefined) config.delivery = body.delivery;
-      return saved(ctx, await saveConfig(deps(ctx), task, config));
-    },
+    handler: async ({ params, body }, ctx) =>
+      editConfig(ctx, params.review_id, async (config) => {
+        if (body.reviewers !== undefined) {
+          config.reviewers = body.reviewers === null ? null : parseLineup(body.reviewers);
+          if (config.reviewers) await validateLineup(deps(ctx), scope(ctx), config.reviewers);
+        }
+        if (body.delivery !== undefined) config.delivery = body.delivery;
+      }),
   }),
   defineOperation({
     tool: 'reviews_add_reviewer',
@@ -302,16 +315,13 @@ export const operations: Operation[] = [
     body: reviewerObject,
     response: review,
     status: 201,
-    handler: async ({ params, body }, ctx) => {
-      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
-      checkIfMatch(ctx.headers['if-match'], task.revision);
-      const config = { ...(task.input as unknown as ReviewConfig) };
-      const current = config.reviewers ?? [];
-      const entries = parseLineup([...current.map(toItem), body]);
-      await validateLineup(deps(ctx), scope(ctx), entries.slice(-1));
-      config.reviewers = entries;
-      return saved(ctx, await saveConfig(deps(ctx), task, config));
-    },
+    handler: async ({ params, body }, ctx) =>
+      editConfig(ctx, params.review_id, async (config) => {
+        const current = config.reviewers ?? [];
+        const entries = parseLineup([...current.map(toItem), body]);
+        await validateLineup(deps(ctx), scope(ctx), entries.slice(-1));
+        config.reviewers = entries;
+      }),
   }),
   defineOperation({
     tool: 'reviews_update_reviewer',
@@ -323,21 +333,18 @@ export const operations: Operation[] = [
     params: reviewerParams,
     body: reviewerUpdateBody,
     response: review,
-    handler: async ({ params, body }, ctx) => {
-      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
-      checkIfMatch(ctx.headers['if-match'], task.revision);
-      const config = { ...(task.input as unknown as ReviewConfig) };
-      const entry = config.reviewers?.find((e) => e.key === params.reviewer_key);
-      if (!config.reviewers || !entry) throw notFound('reviewer entry', params.reviewer_key);
-      const changed = {
-        ...entry,
-        ...(body.model !== undefined ? { model: body.model } : {}),
-        ...(body.skill_revision_id !== undefined ? { skillRevisionId: body.skill_revision_id } : {}),
-      };
-      await validateLineup(deps(ctx), scope(ctx), [changed]);
-      config.reviewers = config.reviewers.map((e) => (e.key === entry.key ? changed : e));
-      return saved(ctx, await saveConfig(deps(ctx), task, config));
-    },
+    handler: async ({ params, body }, ctx) =>
+      editConfig(ctx, params.review_id, async (config) => {
+        const entry = config.reviewers?.find((e) => e.key === params.reviewer_key);
+        if (!config.reviewers || !entry) throw notFound('reviewer entry', params.reviewer_key);
+        const changed = {
+          ...entry,
+          ...(body.model !== undefined ? { model: body.model } : {}),
+          ...(body.skill_revision_id !== undefined ? { skillRevisionId: body.skill_revision_id } : {}),
+        };
+        await validateLineup(deps(ctx), scope(ctx), [changed]);
+        config.reviewers = config.reviewers.map((e) => (e.key === entry.key ? changed : e));
+      }),
   }),
   defineOperation({
     tool: 'reviews_delete_reviewer',
@@ -348,16 +355,13 @@ export const operations: Operation[] = [
     scope: 'project',
     params: reviewerParams,
     response: review,
-    handler: async ({ params }, ctx) => {
-      const task = await getReviewTask(deps(ctx), scope(ctx), params.review_id);
-      checkIfMatch(ctx.headers['if-match'], task.revision);
-      const config = { ...(task.input as unknown as ReviewConfig) };
-      if (!config.reviewers?.some((e) => e.key === params.reviewer_key))
-        throw notFound('reviewer entry', params.reviewer_key);
-      const rest = config.reviewers.filter((e) => e.key !== params.reviewer_key);
-      // An empty lineup would review nothing: back to the planner's choice instead.
-      config.reviewers = rest.length > 0 ? rest : null;
-      return saved(ctx, await saveConfig(deps(ctx), task, config));
-    },
+    handler: async ({ params }, ctx) =>
+      editConfig(ctx, params.review_id, async (config) => {
+        if (!config.reviewers?.some((e) => e.key === params.reviewer_key))
+          throw notFound('reviewer entry', params.reviewer_key);
+        const rest = config.reviewers.filter((e) => e.key !== params.reviewer_key);
+        // An empty lineup would review nothing: back to the planner's choice instead.
+        config.reviewers = rest.length > 0 ? rest : null;
+      }),
   }),
 ];

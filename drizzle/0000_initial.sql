@@ -316,11 +316,13 @@ CREATE TABLE "webhook_deliveries" (
 );
 --> statement-breakpoint
 CREATE TABLE "webhook_rejections" (
-	"id" bigserial PRIMARY KEY NOT NULL,
 	"reason" text NOT NULL,
-	"delivery_id" text,
-	"event" text,
-	"received_at" timestamp with time zone DEFAULT now() NOT NULL
+	"hour" timestamp with time zone NOT NULL,
+	"count" integer NOT NULL,
+	"last_delivery_id" text,
+	"last_event" text,
+	"last_at" timestamp with time zone DEFAULT now() NOT NULL,
+	CONSTRAINT "webhook_rejections_reason_hour_pk" PRIMARY KEY("reason","hour")
 );
 --> statement-breakpoint
 CREATE TABLE "workers" (

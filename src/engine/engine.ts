@@ -12,7 +12,7 @@ import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { runMessages, runs, tasks } from '../storage/schema';
 import { diagnosticHandler } from './diagnostic';
-import { commitTerminal, insertPausedRun, RUNS_CHANNEL } from './frames';
+import { commitTerminal, insertPausedRun, RUNS_CHANNEL, type Tx } from './frames';
 import { runReceipt, statusBlock, taskRecord } from './projection';
 import type { CreateTaskInput, EngineLimits, RunRow, TaskHandler, TaskHandlers, TaskRow } from './types';
 
@@ -68,37 +68,19 @@ export class Engine {
 
   /** A task and its first pending run, in one transaction. */
   async createTask(input: CreateTaskInput): Promise<{ task: TaskRow; run: RunRow }> {
-    const created = await this.db.orm.transaction(async (tx) => {
-      const [task] = await tx
-        .insert(tasks)
-        .values({
-          id: newId('task'),
-          workspaceId: input.workspaceId,
-          projectId: input.projectId,
-          kind: input.kind,
-          title: input.title,
-          input: input.input,
-        })
-        .returning();
-      if (!task) throw new Error('task insert returned no row');
-      const [run] = await tx
-        .insert(runs)
-        .values({
-          id: newId('run'),
-          taskId: task.id,
-          workspaceId: task.workspaceId,
-          projectId: task.projectId,
-          kind: task.kind,
-          status: 'pending',
-          taskRevision: task.revision,
-          input: task.input,
-          ...(input.availableAt ? { availableAt: input.availableAt, queuedAt: input.availableAt } : {}),
-        })
-        .returning();
-      if (!run) throw new Error('run insert returned no row');
-      return { task, run };
-    });
+    const created = await this.db.orm.transaction((tx) => insertTaskAndRun(tx, input));
     await this.notifyRuns();
+    return created;
+  }
+
+  /**
+   * A task and its first pending run inside the caller's transaction, so they commit (or roll
+   * back) with whatever else it writes. The workers' wake-up is queued in the same transaction:
+   * PostgreSQL delivers a NOTIFY at commit, never for a rolled-back run.
+   */
+  async createTaskIn(tx: Tx, input: CreateTaskInput): Promise<{ task: TaskRow; run: RunRow }> {
+    const created = await insertTaskAndRun(tx, input);
+    await tx.execute(sql`SELECT pg_notify(${RUNS_CHANNEL}, 'run')`);
     return created;
   }
 
@@ -333,4 +315,35 @@ export class Engine {
       engineLimits: this.limits,
     });
   }
+}
+
+async function insertTaskAndRun(tx: Tx, input: CreateTaskInput): Promise<{ task: TaskRow; run: RunRow }> {
+  const [task] = await tx
+    .insert(tasks)
+    .values({
+      id: newId('task'),
+      workspaceId: input.workspaceId,
+      projectId: input.projectId,
+      kind: input.kind,
+      title: input.title,
+      input: input.input,
+    })
+    .returning();
+  if (!task) throw new Error('task insert returned no row');
+  const [run] = await tx
+    .insert(runs)
+    .values({
+      id: newId('run'),
+      taskId: task.id,
+      workspaceId: task.workspaceId,
+      projectId: task.projectId,
+      kind: task.kind,
+      status: 'pending',
+      taskRevision: task.revision,
+      input: task.input,
+      ...(input.availableAt ? { availableAt: input.availableAt, queuedAt: input.availableAt } : {}),
+    })
+    .returning();
+  if (!run) throw new Error('run insert returned no row');
+  return { task, run };
 }

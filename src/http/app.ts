@@ -16,6 +16,7 @@ import { sendError } from './errors';
 import { withIdempotency } from './idempotency';
 import { mountOps } from './ops-routes';
 import { mountWebhooks } from './webhooks';
+import { RejectionTally } from '../github/webhooks';
 
 export interface AppOptions {
   /** Log requests (off in tests). */
@@ -52,8 +53,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   await mountDiscovery(app, services, operations);
 
   for (const op of operations) mountOperation(app, services, op);
-  await mountWebhooks(app, services);
-  await mountOps(app, services);
+  const rejections = new RejectionTally(services.db, services.logger);
+  app.addHook('onClose', () => rejections.close());
+  await mountWebhooks(app, services, rejections);
+  await mountOps(app, services, rejections);
   return app;
 }
 

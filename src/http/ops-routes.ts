@@ -3,10 +3,11 @@
 import { sql } from 'drizzle-orm';
 import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
+import type { RejectionTally } from '../github/webhooks';
 import type { Services } from '../operations/services';
 import { registerWebhookMetrics } from './webhooks';
 
-export async function mountOps(app: FastifyInstance, services: Services) {
+export async function mountOps(app: FastifyInstance, services: Services, rejections: RejectionTally) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'svc_' });
   const requests = new client.Counter({
@@ -30,7 +31,7 @@ export async function mountOps(app: FastifyInstance, services: Services) {
   });
   void runsGauge;
 
-  registerWebhookMetrics(registry, services.db);
+  registerWebhookMetrics(registry, rejections);
 
   app.addHook('onResponse', async (request, reply) => {
     requests.inc({

@@ -8,8 +8,8 @@
  * `{duplicate: true}` and starts nothing. Processing happens in the task's run, in a worker.
  *
  * Refused requests (no secret configured, bad or missing signature, unreadable body) are never
- * stored as deliveries: each leaves a `webhook_rejections` row (counted in `/metrics` as
- * `svc_webhook_rejections_total{reason}` once `registerWebhookMetrics` is called) and a log line.
+ * stored as deliveries: each leaves a log line and is tallied per reason and hour in
+ * `webhook_rejections` (`svc_webhook_rejections_total{reason}` in `/metrics`).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import client from 'prom-client';
@@ -19,11 +19,9 @@ import {
   checkSignature,
   parseDeliveryBody,
   type RejectionReason,
-  recordRejection,
-  rejectionCounts,
+  type RejectionTally,
 } from '../github/webhooks';
 import type { Services } from '../operations/services';
-import type { Database } from '../storage/database';
 import { ensureWorkspace } from '../storage/keys';
 
 export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
@@ -31,7 +29,11 @@ export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
 /** GitHub caps webhook payloads at 25 MB; the API's own body limit is far lower. */
 const GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
 
-export async function mountWebhooks(app: FastifyInstance, services: Services): Promise<void> {
+export async function mountWebhooks(
+  app: FastifyInstance,
+  services: Services,
+  rejections: RejectionTally,
+): Promise<void> {
   let workspaceId: Promise<string> | undefined;
   // One workspace receives every delivery; read once, not on every acknowledgement.
   const workspace = () => {
@@ -59,9 +61,9 @@ export async function mountWebhooks(app: FastifyInstance, services: Services): P
         const started = performance.now();
         const event = header(request, 'x-github-event');
         const deliveryId = header(request, 'x-github-delivery');
-        const reject = async (reason: RejectionReason, error: ApiError): Promise<never> => {
+        const reject = (reason: RejectionReason, error: ApiError): never => {
           request.log.warn({ reason, delivery: deliveryId, event, ip: request.ip }, 'webhook rejected');
-          await recordRejection(services.db, { reason, deliveryId, event });
+          rejections.record({ reason, deliveryId, event });
           throw error;
         };
 
@@ -128,14 +130,14 @@ export async function mountWebhooks(app: FastifyInstance, services: Services): P
  * Adds `svc_webhook_rejections_total{reason}` to a Prometheus registry. Counted from the
  * `webhook_rejections` table at scrape time, so every API process reports the same total.
  */
-export function registerWebhookMetrics(registry: client.Registry, db: Database): void {
+export function registerWebhookMetrics(registry: client.Registry, rejections: RejectionTally): void {
   new client.Counter({
     name: 'svc_webhook_rejections_total',
     help: 'GitHub webhook requests refused (bad or missing signature, not configured, unreadable), by reason.',
     labelNames: ['reason'] as const,
     registers: [registry],
     async collect() {
-      const counts = await rejectionCounts(db);
+      const counts = await rejections.totals();
       this.reset();
       for (const { reason, n } of counts) this.inc({ reason }, n);
     },

@@ -428,14 +428,23 @@ export const webhookDeliveries = pgTable(
   (t) => [index('webhook_deliveries_received_idx').on(t.receivedAt)],
 );
 
-/** Rejected webhook requests (bad signature, unreadable body): counted and visible, never stored as deliveries. */
-export const webhookRejections = pgTable('webhook_rejections', {
-  id: bigserial('id', { mode: 'number' }).primaryKey(),
-  reason: text('reason').notNull(),
-  deliveryId: text('delivery_id'),
-  event: text('event'),
-  receivedAt: ts('received_at').notNull().defaultNow(),
-});
+/**
+ * Refused webhook requests (bad signature, unreadable body), counted per reason and hour: never
+ * stored as deliveries, and an unauthenticated flood adds at most one row per reason per hour.
+ */
+export const webhookRejections = pgTable(
+  'webhook_rejections',
+  {
+    reason: text('reason').notNull(),
+    hour: ts('hour').notNull(),
+    count: integer('count').notNull(),
+    /** The headers of the latest refused request of the hour, cut short: they are untrusted. */
+    lastDeliveryId: text('last_delivery_id'),
+    lastEvent: text('last_event'),
+    lastAt: ts('last_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ columns: [t.reason, t.hour] })],
+);
 
 /** The `Service / Review` check run of a pull request head. */
 export const checkRuns = pgTable(

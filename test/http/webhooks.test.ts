@@ -5,36 +5,34 @@
  */
 import { randomUUID } from 'node:crypto';
 import { count, eq, sql } from 'drizzle-orm';
-import client from 'prom-client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunFailure } from '../../src/core/failures';
 import { Worker } from '../../src/engine/worker';
 import { registerWebhookHandler } from '../../src/github/webhooks/registry';
 import { checkSignature, signPayload, verifySignature } from '../../src/github/webhooks/signature';
-import { registerWebhookMetrics } from '../../src/http/webhooks';
 import type { Services } from '../../src/operations/services';
 import { newId } from '../../src/storage/ids';
-import { projects, runs, tasks, webhookDeliveries, webhookRejections } from '../../src/storage/schema';
+import { projects, runs, tasks, webhookDeliveries } from '../../src/storage/schema';
 import { bearer, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
 import { deliver, WEBHOOK_PATH, WEBHOOK_SECRET, webhookExamples } from '../helpers/webhooks';
 
 const ENV = { GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET, SVC_POLL_MS: '100', SVC_HEARTBEAT_MS: '500' };
 
-async function tableCounts(services: Services) {
-  const n = async (table: typeof webhookDeliveries | typeof webhookRejections | typeof tasks) =>
-    (await services.db.orm.select({ n: count() }).from(table))[0]?.n ?? 0;
+/** What the receiver stored, and how many refusals `/metrics` reports (which writes the tally first). */
+async function tableCounts(t: TestApp) {
+  const n = async (table: typeof webhookDeliveries | typeof tasks) =>
+    (await t.services.db.orm.select({ n: count() }).from(table))[0]?.n ?? 0;
+  const refused = [...(await rejectionMetric(t)).matchAll(/^svc_webhook_rejections_total\{[^}]*\} (\d+)$/gm)];
   return {
     deliveries: await n(webhookDeliveries),
-    rejections: await n(webhookRejections),
+    rejections: refused.reduce((sum, [, value]) => sum + Number(value), 0),
     tasks: await n(tasks),
   };
 }
 
-async function rejectionMetric(services: Services): Promise<string> {
-  const registry = new client.Registry();
-  registerWebhookMetrics(registry, services.db);
-  return registry.metrics();
+async function rejectionMetric(t: TestApp): Promise<string> {
+  return (await t.app.inject({ method: 'GET', url: '/metrics' })).body;
 }
 
 /** Starts a worker and waits until no `webhook` run is pending or running. */
@@ -108,13 +106,13 @@ describe.each(DATABASE_KINDS)('webhook receiver on %s', (kind) => {
       'signature_mismatch',
     ],
   ])('refuses %s with 401, stores nothing and counts the rejection', async (_what, signature, reason) => {
-    const before = await tableCounts(t.services);
+    const before = await tableCounts(t);
     const res = await deliver(t.app, { event: 'ping', payload: '{"zen":"x"}', signature });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toMatchObject({ error: { code: 'unauthenticated', request_id: expect.any(String) } });
-    const after = await tableCounts(t.services);
+    const after = await tableCounts(t);
     expect(after).toEqual({ ...before, rejections: before.rejections + 1 });
-    const metric = await rejectionMetric(t.services);
+    const metric = await rejectionMetric(t);
     expect(metric).toMatch(new RegExp(`svc_webhook_rejections_total\\{reason="${reason}"\\} 1\\b`));
   });
 
@@ -129,7 +127,7 @@ describe.each(DATABASE_KINDS)('webhook receiver on %s', (kind) => {
   });
 
   it('refuses a signed body that is not a JSON object, and one without a delivery id', async () => {
-    const before = await tableCounts(t.services);
+    const before = await tableCounts(t);
     for (const payload of ['not json', '[1,2]', '']) {
       const res = await deliver(t.app, { event: 'ping', payload });
       expect(res.statusCode, payload).toBe(400);
@@ -148,7 +146,7 @@ describe.each(DATABASE_KINDS)('webhook receiver on %s', (kind) => {
     });
     expect(noId.statusCode).toBe(400);
     expect(noId.json().error.code).toBe('validation_failed');
-    const after = await tableCounts(t.services);
+    const after = await tableCounts(t);
     expect(after).toEqual({ ...before, rejections: before.rejections + 4 });
   });
 
@@ -219,36 +217,91 @@ describe.each(DATABASE_KINDS)('webhook receiver on %s', (kind) => {
     const send = () => deliver(t.app, { event: 'star', deliveryId, payload: { action: 'created' } });
     const first = await send();
     expect(first.statusCode).toBe(202);
-    const before = await tableCounts(t.services);
+    const before = await tableCounts(t);
     const again = await Promise.all([send(), send(), send()]);
     for (const res of again) {
       expect(res.statusCode).toBe(200);
       expect(res.json()).toEqual({ duplicate: true, delivery_id: deliveryId, task_id: first.json().task_id });
     }
-    expect(await tableCounts(t.services)).toEqual(before);
+    expect(await tableCounts(t)).toEqual(before);
 
     const racers = await Promise.all(
       [1, 2, 3, 4].map(() => deliver(t.app, { event: 'star', deliveryId: 'race', payload: {} })),
     );
     expect(racers.map((r) => r.statusCode).sort()).toEqual([200, 200, 200, 202]);
+    // Delivery and task commit together, so even a racer that lost names the winner's task.
+    expect(new Set(racers.map((r) => r.json().task_id))).toEqual(
+      new Set([racers.find((r) => r.statusCode === 202)?.json().task_id]),
+    );
     const [n] = await t.services.db.rows<{ n: number }>(
       sql`SELECT count(*)::int AS n FROM tasks WHERE input->>'delivery_id' = 'race'`,
     );
     expect(Number(n?.n)).toBe(1);
   });
 
+  it('stores nothing when the task cannot be created, so GitHub\'s redelivery is processed', async () => {
+    const deliveryId = randomUUID();
+    const before = await tableCounts(t);
+    // A real fault inside the acknowledgement's transaction: the runs table is gone for a moment.
+    await t.services.db.rows(sql`ALTER TABLE runs RENAME TO runs_away`);
+    let failed: Awaited<ReturnType<typeof deliver>>;
+    try {
+      failed = await deliver(t.app, { event: 'star', deliveryId, payload: { action: 'created' } });
+    } finally {
+      await t.services.db.rows(sql`ALTER TABLE runs_away RENAME TO runs`);
+    }
+    expect(failed.statusCode).toBe(500);
+    expect(await deliveryRow(t.services, deliveryId)).toBeUndefined();
+    expect(await tableCounts(t)).toEqual(before);
+
+    const redelivered = await deliver(t.app, { event: 'star', deliveryId, payload: { action: 'created' } });
+    expect(redelivered.statusCode).toBe(202);
+    expect(await runOf(t.services, redelivered.json().task_id)).toMatchObject({ status: 'pending' });
+  });
+
+  it('tallies a flood of refusals into one row per reason and hour', async () => {
+    const before = await tableCounts(t);
+    const refused = await Promise.all(
+      Array.from({ length: 120 }, (_, i) =>
+        deliver(t.app, { event: 'push', deliveryId: `flood-${i}`, payload: '{}', signature: 'sha256=00' }),
+      ),
+    );
+    expect(refused.every((r) => r.statusCode === 401)).toBe(true);
+    expect(await tableCounts(t)).toEqual({ ...before, rejections: before.rejections + 120 });
+    const rows = await t.services.db.rows<{ count: number; last_event: string }>(
+      sql`SELECT count, last_event FROM webhook_rejections WHERE reason = 'signature_malformed'`,
+    );
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ last_event: 'push' });
+    expect(Number(rows[0]?.count)).toBeGreaterThanOrEqual(120);
+  });
+
+  it('keeps refusal counts while the database cannot take them, and writes them later', async () => {
+    const before = await tableCounts(t);
+    await t.services.db.rows(sql`ALTER TABLE webhook_rejections RENAME TO rejections_away`);
+    try {
+      const res = await deliver(t.app, { event: 'ping', payload: '{}', signature: null });
+      expect(res.statusCode).toBe(401);
+      // The scrape fails while the table is gone: /metrics answers an error, not a wrong count.
+      expect((await t.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(500);
+    } finally {
+      await t.services.db.rows(sql`ALTER TABLE rejections_away RENAME TO webhook_rejections`);
+    }
+    expect(await tableCounts(t)).toEqual({ ...before, rejections: before.rejections + 1 });
+  });
+
   it('answers 503 webhooks_not_configured without GITHUB_WEBHOOK_SECRET', async () => {
     const env = t.services.config.env;
     delete env.GITHUB_WEBHOOK_SECRET;
     try {
-      const before = await tableCounts(t.services);
+      const before = await tableCounts(t);
       const res = await deliver(t.app, { event: 'ping', payload: {} });
       expect(res.statusCode).toBe(503);
       expect(res.json().error).toMatchObject({
         code: 'webhooks_not_configured',
         message: expect.stringContaining('GITHUB_WEBHOOK_SECRET'),
       });
-      expect(await tableCounts(t.services)).toEqual({ ...before, rejections: before.rejections + 1 });
+      expect(await tableCounts(t)).toEqual({ ...before, rejections: before.rejections + 1 });
     } finally {
       env.GITHUB_WEBHOOK_SECRET = WEBHOOK_SECRET;
     }

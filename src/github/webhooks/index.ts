@@ -1,5 +1,5 @@
 /** Receiving GitHub webhooks: signatures, storage of deliveries, the handler registry, the task kind. */
-export { acceptDelivery, type RejectionReason, recordRejection, rejectionCounts } from './deliveries';
+export { type Accepted, acceptDelivery } from './deliveries';
 export { registerInstallationHandlers } from './installations';
 export { deliveryFacts, type Json, parseDeliveryBody } from './payload';
 export { WEBHOOK_IGNORED_GAP, webhookTaskHandler } from './process';
@@ -15,4 +15,5 @@ export {
   type WebhookHandlerOptions,
   type WebhookOutcome,
 } from './registry';
+export { type Rejection, type RejectionReason, RejectionTally } from './rejections';
 export { checkSignature, type SignatureProblem, signPayload, verifySignature } from './signature';

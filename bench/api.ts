@@ -831,9 +831,9 @@ function analysis(info: RunInfo): string[] {
     out.push(
       '',
       `On PostgreSQL an acknowledgement is ${(stepOf(pgR, 'webhook ack, paced')?.queriesPerRequest ?? 0).toFixed(0)} ` +
-        'round trips (listed above, where the first delivery also looks the workspace up once): the delivery insert, the task and run in a transaction with its own ' +
-        'BEGIN and COMMIT, a separate `pg_notify`, and the update linking the task. Three of them commit (the ' +
-        'insert, the transaction, the update), each a synchronous WAL flush. (PGlite’s count covers top-level ' +
+        'round trips (listed above, where the first delivery also looks the workspace up once): BEGIN, the ' +
+        'delivery insert, the task and run inserts, `pg_notify` (delivered at commit), the update linking the ' +
+        'task, COMMIT. One commit, so one synchronous WAL flush per delivery. (PGlite’s count covers top-level ' +
         'statements only, not those inside its transaction.)',
     );
   }
@@ -845,9 +845,8 @@ function analysis(info: RunInfo): string[] {
     '### Setup acknowledgement (no target)',
     '',
     `\`POST …/setup\` is ${ackPg || '?'} round trips on PostgreSQL now that the key and project checks are cached: ` +
-      '`loadProject` reads the project row, then BEGIN, the task and run inserts, COMMIT and a separate `pg_notify`. ' +
-      'The NOTIFY could be sent inside the transaction (PostgreSQL delivers it at commit) to save a round trip. On ' +
-      'PGlite an acknowledgement costs ' +
+      '`loadProject` reads the project row, then BEGIN, the task and run inserts, `pg_notify` (delivered at ' +
+      'commit) and COMMIT. On PGlite an acknowledgement costs ' +
       `${ms(live.find((r) => r.engine === 'pglite') ? stepOf(live.find((r) => r.engine === 'pglite') as EngineReport, 'setup ack, paced')?.cpuMsPerRequest : null)} ms ` +
       `of the thread, so ${ACK_RATE} req/s keeps it about fully busy and the tail swings with any other load.`,
     '',
@@ -856,24 +855,18 @@ function analysis(info: RunInfo): string[] {
 }
 
 /**
- * Why the webhook acknowledgement missed on PostgreSQL in the run of 2026-11-22T05:38Z, as measured
- * by the diagnostic named in the text. Update it with the figures when the measurement changes.
+ * Why the webhook acknowledgement once missed on PostgreSQL (the run of 2026-11-22T05:38Z) and what
+ * changed, as measured by the diagnostic named in the text.
  */
 const WEBHOOK_DIAGNOSIS: string[] = [
-  '**Measured cause of the PostgreSQL miss: commits stalled on the disk, not the receiver’s CPU.** The paced step ' +
-    'kept the server thread ~25% busy and p50 at ~6 ms, yet p99 (189 ms), p99.9 and max (236 ms) are one stall: ' +
-    'the service time (socket to answer) had the same p99, so requests waited inside the server, about 20 of them ' +
-    '(0.2 s at 100 req/s). Rerun as a diagnostic right after (05:43Z: `BENCH_ENGINES=postgres BENCH_ONLY=webhook ' +
-    'BENCH_PG_LOG_SLOW_MS=50 BENCH_NO_WRITE=1`, load average ~1.8, `/proc/pressure/io` some 2%): the paced step met ' +
-    '(p99 38.9 ms, max 80.8 ms, one 4-request stall), and in the max-throughput step every statement the server log ' +
-    'recorded over 50 ms — 36 of them — was a `COMMIT` of the task-and-run transaction, 86–293 ms, many backends ' +
-    'ending at the same millisecond, in bursts ~3 s apart: the WAL flush waiting on the virtual disk (shared with the ' +
-    'other work on this machine). An acknowledgement makes three synchronous commits (the delivery insert, the task ' +
-    'and run, the link), so each delivery waits on the disk three times. **Fix:** insert the delivery, create the ' +
-    'task and run and link them in one transaction (with the NOTIFY inside it, delivered at commit): one WAL flush ' +
-    'and four fewer round trips per delivery, so a flush stall is met once per request. Relaxing ' +
-    '`synchronous_commit` is not an option: an acknowledged delivery must survive a crash: once answered 202, ' +
-    'GitHub counts it as delivered.',
+  '**History: the PostgreSQL miss and its fix.** On 2026-11-22T05:38Z the paced step measured p99 189 ms: an ' +
+    'acknowledgement then made three synchronous commits (the delivery insert, the task and run, the link). A ' +
+    'diagnostic rerun (`BENCH_ENGINES=postgres BENCH_ONLY=webhook BENCH_PG_LOG_SLOW_MS=50 BENCH_NO_WRITE=1`) showed ' +
+    'every statement over 50 ms to be a `COMMIT`, 86–293 ms, many backends ending at the same millisecond in bursts ' +
+    '~3 s apart: the WAL flush waiting on the virtual disk shared with the other work on this machine, met three ' +
+    'times per delivery. The delivery, task, run, NOTIFY and link now commit in one transaction, so a flush stall ' +
+    'is met once per request. Relaxing `synchronous_commit` was not an option: once answered 202, GitHub counts a ' +
+    'delivery as delivered, so it must survive a crash.',
   '',
 ];
 

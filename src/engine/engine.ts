@@ -66,11 +66,9 @@ export class Engine {
     }
   }
 
-  /** A task and its first pending run, in one transaction. */
+  /** A task and its first pending run, in one transaction that also wakes the workers. */
   async createTask(input: CreateTaskInput): Promise<{ task: TaskRow; run: RunRow }> {
-    const created = await this.db.orm.transaction((tx) => insertTaskAndRun(tx, input));
-    await this.notifyRuns();
-    return created;
+    return this.db.orm.transaction((tx) => this.createTaskIn(tx, input));
   }
 
   /**

@@ -1,7 +1,8 @@
 /**
  * Conversations on a pull request: `@service` commands in comments, and replies on a finding's
  * thread (`wontfix: <reason>` dismisses it and recomputes the check without a new run; `fix this`
- * opens a fix task). Comments by bots, svc included, never run anything.
+ * opens a fix task). Only the repository's collaborators command svc: comments by anyone else,
+ * and by bots (svc included), never run anything.
  */
 import { and, eq } from 'drizzle-orm';
 import { countOpen } from '../core/checks';
@@ -23,6 +24,8 @@ export interface CommentEvent {
   senderLogin: string | null;
   /** For review-comment replies: the comment replied to. */
   inReplyTo: string | null;
+  /** GitHub's `author_association` of the comment: OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE… */
+  authorAssociation: string | null;
 }
 
 export type ConversationOutcome = {
@@ -33,6 +36,22 @@ export type ConversationOutcome = {
 
 export const isBot = (event: Pick<CommentEvent, 'senderType' | 'senderLogin'>) =>
   event.senderType === 'Bot' || /\[bot\]$/i.test(event.senderLogin ?? '');
+
+/**
+ * Associations with write access to the repository. Anyone else may comment on a public pull
+ * request, even open it; none of them may dismiss a finding (that could unblock a P0) or spend
+ * review runs. A comment without an association counts as a stranger's.
+ */
+const COMMANDING_ASSOCIATIONS = new Set(['OWNER', 'MEMBER', 'COLLABORATOR']);
+
+/** Why this comment may not run anything, or null when it may. */
+function refusal(event: CommentEvent): string | null {
+  if (isBot(event)) return `comment by bot ${event.senderLogin}`;
+  if (!COMMANDING_ASSOCIATIONS.has(event.authorAssociation ?? '')) {
+    return `comment by ${event.senderLogin ?? 'an unknown author'} (${event.authorAssociation ?? 'no association'}): only owners, members and collaborators command svc`;
+  }
+  return null;
+}
 
 async function pullRequestRow(db: Database, projectId: string, number: number) {
   const [row] = await db.orm
@@ -48,9 +67,10 @@ export async function onPullRequestComment(
   deps: AutomationDeps,
   event: CommentEvent,
 ): Promise<ConversationOutcome> {
-  if (isBot(event)) return { outcome: 'ignored', reason: `comment by bot ${event.senderLogin}` };
   const command = parseCommand(event.body);
   if (!command) return { outcome: 'ignored', reason: 'the comment has no @service command' };
+  const refused = refusal(event);
+  if (refused) return { outcome: 'ignored', reason: refused };
   const project = await findProject(deps.db, event.installationId, event.repo);
   if (!project) return { outcome: 'ignored', reason: `repository ${event.repo} is not a project` };
   const host = deps.codeHosts.forInstallation(project.installationId);
@@ -143,11 +163,12 @@ export async function onFindingThreadReply(
   deps: AutomationDeps,
   event: CommentEvent,
 ): Promise<ConversationOutcome> {
-  if (isBot(event)) return { outcome: 'ignored', reason: `comment by bot ${event.senderLogin}` };
   if (!event.inReplyTo) return { outcome: 'ignored', reason: 'not a reply to a finding' };
   const reply = parseThreadReply(event.body);
   if (!reply)
     return { outcome: 'ignored', reason: 'the reply is neither `wontfix: <reason>` nor `fix this`' };
+  const refused = refusal(event);
+  if (refused) return { outcome: 'ignored', reason: refused };
   const [posted] = await deps.db.orm
     .select()
     .from(postedComments)

@@ -68,6 +68,7 @@ function commentEvent(ctx: WebhookContext, number: number | undefined): CommentE
     senderType: str(sender?.type) ?? null,
     senderLogin: str(sender?.login) ?? null,
     inReplyTo: replyTo === undefined || replyTo === null ? null : String(replyTo),
+    authorAssociation: str(comment.author_association) ?? null,
   };
 }
 

@@ -73,6 +73,7 @@ describe('pull request automation on the local host', () => {
     senderType: 'User',
     senderLogin: 'octocat',
     inReplyTo: null,
+    authorAssociation: 'OWNER',
     ...over,
   });
   const checks = () => host.localRecords<CheckRecord>('acme/api', 'checks');
@@ -219,12 +220,38 @@ describe('pull request automation on the local host', () => {
       comment('@service review now', { senderType: 'Bot', senderLogin: 'svc[bot]' }),
     );
     expect(bot.outcome).toBe('ignored');
+    // Anyone may comment on a public pull request; only collaborators command svc.
+    const repliesBefore = (await comments()).length;
+    for (const authorAssociation of ['CONTRIBUTOR', 'FIRST_TIME_CONTRIBUTOR', 'NONE', null]) {
+      const stranger = await onPullRequestComment(
+        deps,
+        comment('@service review on', { senderLogin: 'passer-by', authorAssociation }),
+      );
+      expect(stranger).toMatchObject({
+        outcome: 'ignored',
+        reason: expect.stringMatching(/only owners, members and collaborators/),
+      });
+    }
+    expect((await comments()).length).toBe(repliesBefore);
+    const stillOff = await onPullRequestEvent(deps, event({ action: 'synchronize' }));
+    expect(stillOff).toMatchObject({ outcome: 'ignored', reason: expect.stringMatching(/generated code/) });
+    expect(
+      (await onPullRequestComment(deps, comment('@service review status', { authorAssociation: 'MEMBER' })))
+        .outcome,
+    ).toBe('replied');
     expect((await onPullRequestComment(deps, comment('@service review on'))).outcome).toBe('replied');
     expect((await comments()).at(-1)?.body).toMatch(/Not reviewing: head .* was already reviewed/);
   });
 
   it('fix this on a finding without a replacement fails the fix task by name', async () => {
     const [debugComment] = (await comments()).filter((c) => c.path === 'src/log.js');
+    const tasksBefore = (await t.services.db.orm.select().from(tasks)).length;
+    const stranger = await onFindingThreadReply(
+      deps,
+      comment('fix this', { inReplyTo: debugComment?.id ?? null, authorAssociation: 'CONTRIBUTOR' }),
+    );
+    expect(stranger.outcome).toBe('ignored');
+    expect((await t.services.db.orm.select().from(tasks)).length).toBe(tasksBefore);
     const result = await onFindingThreadReply(
       deps,
       comment('fix this', { inReplyTo: debugComment?.id ?? null }),

@@ -85,35 +85,53 @@ export async function deliverInline(db: Database, host: CodeHost, target: CheckT
   const posted = new Set(already.map((r) => r.findingId));
   const fresh = open.filter((f) => !posted.has(f.id));
   if (fresh.length === 0) return 0;
-  const result = await post('inline findings', () =>
-    host.postReview(target.repo, {
-      pullRequest: target.number,
-      commitSha: target.headSha,
-      body: `svc found ${fresh.length} new finding(s) at ${target.headSha.slice(0, 12)}.`,
-      comments: fresh.map((f) => ({
-        path: f.path,
-        line: f.endLine,
-        ...(f.endLine > f.line ? { startLine: f.line } : {}),
-        body: inlineBody(f),
-      })),
-    }),
-  );
-  for (const [i, comment] of result.comments.entries()) {
-    const finding = fresh[i];
-    if (!finding) continue;
-    await db.orm
-      .insert(postedComments)
-      .values({
-        id: newId('comment'),
-        workspaceId: target.workspaceId,
-        pullRequestId: target.pullRequestId,
-        kind: 'inline',
-        findingId: finding.id,
-        externalId: comment.id,
-      })
-      .onConflictDoNothing();
+  // One review per batch the host takes, each recorded as soon as it lands: when a later batch
+  // fails, a re-run posts only what is still missing.
+  const size = Math.min(fresh.length, Math.max(1, host.maxCommentsPerReview));
+  const parts = Math.ceil(fresh.length / size);
+  for (let part = 0; part < parts; part++) {
+    const batch = fresh.slice(part * size, (part + 1) * size);
+    const heading = `svc found ${fresh.length} new finding(s) at ${target.headSha.slice(0, 12)}.`;
+    const result = await post('inline findings', () =>
+      host.postReview(target.repo, {
+        pullRequest: target.number,
+        commitSha: target.headSha,
+        body: parts === 1 ? heading : `${heading} (part ${part + 1} of ${parts})`,
+        comments: batch.map((f) => ({
+          path: f.path,
+          line: f.endLine,
+          ...(f.endLine > f.line ? { startLine: f.line } : {}),
+          body: inlineBody(f),
+        })),
+      }),
+    );
+    await recordInline(db, target, batch, result.comments);
   }
   return fresh.length;
+}
+
+async function recordInline(
+  db: Database,
+  target: CheckTarget,
+  batch: FindingRow[],
+  comments: { id: string }[],
+): Promise<void> {
+  const rows = batch.flatMap((finding, i) => {
+    const comment = comments[i];
+    return comment
+      ? [
+          {
+            id: newId('comment'),
+            workspaceId: target.workspaceId,
+            pullRequestId: target.pullRequestId,
+            kind: 'inline' as const,
+            findingId: finding.id,
+            externalId: comment.id,
+          },
+        ]
+      : [];
+  });
+  if (rows.length > 0) await db.orm.insert(postedComments).values(rows).onConflictDoNothing();
 }
 
 export async function deliverSummary(db: Database, host: CodeHost, target: CheckTarget & { number: number }) {

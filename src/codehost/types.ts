@@ -157,6 +157,12 @@ export interface DiffOptions {
 export interface CodeHost {
   readonly kind: 'local' | 'github';
   readonly installationId: number;
+  /**
+   * The most inline comments one review should carry (GitHub: REVIEW_COMMENT_BATCH). A caller
+   * posting more posts several reviews and records each as it lands, so a failure part-way
+   * leaves the earlier ones known and never re-posted.
+   */
+  readonly maxCommentsPerReview: number;
   /** Resolves `owner/repo`; false when the host does not have it. */
   repositoryExists(fullName: string): Promise<boolean>;
   /** The repository's tree at its default branch head. */

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ApiError } from '../core/errors';
+import { RejectionTally } from '../github/webhooks';
 import { OPERATIONS } from '../operations';
 import { fastifyPath, isWrite, type Operation, type OperationContext } from '../operations/registry';
 import type { Services } from '../operations/services';
@@ -16,7 +17,6 @@ import { sendError } from './errors';
 import { withIdempotency } from './idempotency';
 import { mountOps } from './ops-routes';
 import { mountWebhooks } from './webhooks';
-import { RejectionTally } from '../github/webhooks';
 
 export interface AppOptions {
   /** Log requests (off in tests). */

@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
-import { findings, tasks, webhookDeliveries } from '../../src/storage/schema';
+import { findings, postedComments, tasks, webhookDeliveries } from '../../src/storage/schema';
 import { bearer, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { GitHubDouble } from '../helpers/github-double';
@@ -186,6 +186,21 @@ describe('GitHub end to end', () => {
       user: { ...payload.comment.user, type: 'User' },
     };
     payload.sender = { ...payload.sender, type: 'User' };
+    // A contributor without write access cannot dismiss a finding (it could unblock a P0).
+    const stranger = await send('pull_request_review_comment', {
+      ...payload,
+      comment: { ...payload.comment, id: 990001, author_association: 'CONTRIBUTOR' },
+    });
+    expect(stranger).toMatchObject({
+      status: 'ignored',
+      reason: expect.stringMatching(/CONTRIBUTOR.*only owners, members and collaborators/),
+    });
+    const [stillOpen] = await t.services.db.orm
+      .select()
+      .from(findings)
+      .where(eq(findings.rule, 'security/code-injection'));
+    expect(stillOpen?.status).toBe('open');
+
     const replied = await send('pull_request_review_comment', payload);
     expect(replied?.status, replied?.reason ?? '').toBe('processed');
     expect((await t.services.db.orm.select().from(tasks).where(eq(tasks.kind, 'review'))).length).toBe(
@@ -280,5 +295,65 @@ describe('GitHub end to end', () => {
       .from(findings)
       .where(eq(findings.rule, 'correctness/debug-statement'));
     expect(debug[0]?.status).toBe('open');
+  });
+
+  it('records each inline batch as it lands: after a failure part-way, a re-run posts only the rest', async () => {
+    double.resetLog();
+    gitIn(repo, ['checkout', '-q', 'feature']);
+    const many = Array.from(
+      { length: 60 },
+      (_, i) => `export function trace${i}(x) {\n  debugger;\n  return x;\n}\n`,
+    ).join('\n');
+    commitFiles(repo, { 'src/many.js': many }, 'many debug statements');
+    gitIn(repo, ['checkout', '-q', 'main']);
+    // The first review (batch 1 of 2) lands; every later review post fails.
+    let reviewPosts = 0;
+    double.failNext(20, {
+      status: 502,
+      message: 'Bad gateway',
+      match: (r: { method: string; path: string }) =>
+        r.method === 'POST' && /\/reviews$/.test(r.path) && ++reviewPosts > 1,
+    } as never);
+    const commentsBefore = double.reviewComments.length;
+    await send('pull_request', pullRequestPayload('synchronize'));
+    const failed = await t.services.engine.latestRun(
+      (await t.services.db.orm.select().from(tasks).where(eq(tasks.kind, 'review'))).at(-1)?.id ?? '',
+    );
+    expect(failed?.error?.code).toBe('backend_unavailable');
+    const firstBatch = double.reviewComments.slice(commentsBefore);
+    expect(firstBatch).toHaveLength(50);
+    const recorded = await t.services.db.orm
+      .select()
+      .from(postedComments)
+      .where(eq(postedComments.kind, 'inline'));
+    for (const comment of firstBatch)
+      expect(recorded.some((r) => r.externalId === String(comment.id))).toBe(true);
+
+    double.resetLog();
+    const open = await t.services.db.orm.select().from(findings).where(eq(findings.status, 'open'));
+    const missing = open.filter((f) => !recorded.some((r) => r.findingId === f.id));
+    expect(missing.length).toBeGreaterThan(0);
+    const payload: Obj = example('issue_comment', 'created');
+    payload.installation = { id: INSTALLATION };
+    payload.repository = { ...payload.repository, name: 'api', full_name: 'acme/api' };
+    payload.issue = {
+      ...payload.issue,
+      number: 1,
+      pull_request: { url: 'https://api.github.com/repos/acme/api/pulls/1' },
+    };
+    payload.comment = { ...payload.comment, body: '@service review force' };
+    payload.sender = { ...payload.sender, type: 'User' };
+    const beforeRerun = double.reviewComments.length;
+    expect((await send('issue_comment', payload))?.status).toBe('processed');
+    // Only what batch 1 did not carry is posted; every open finding is on GitHub exactly once.
+    expect(double.reviewComments.length - beforeRerun).toBe(missing.length);
+    const inline = await t.services.db.orm
+      .select()
+      .from(postedComments)
+      .where(eq(postedComments.kind, 'inline'));
+    const perFinding = new Map<string, number>();
+    for (const row of inline)
+      perFinding.set(row.findingId ?? '', (perFinding.get(row.findingId ?? '') ?? 0) + 1);
+    for (const finding of open) expect(perFinding.get(finding.id), finding.id).toBe(1);
   });
 });

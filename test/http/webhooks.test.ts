@@ -239,7 +239,7 @@ describe.each(DATABASE_KINDS)('webhook receiver on %s', (kind) => {
     expect(Number(n?.n)).toBe(1);
   });
 
-  it('stores nothing when the task cannot be created, so GitHub\'s redelivery is processed', async () => {
+  it("stores nothing when the task cannot be created, so GitHub's redelivery is processed", async () => {
     const deliveryId = randomUUID();
     const before = await tableCounts(t);
     // A real fault inside the acknowledgement's transaction: the runs table is gone for a moment.

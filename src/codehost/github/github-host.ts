@@ -91,6 +91,7 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 
 export class GitHubCodeHost implements CodeHost {
   readonly kind = 'github' as const;
+  readonly maxCommentsPerReview = REVIEW_COMMENT_BATCH;
   private readonly octokit: GitHubOctokit;
   private readonly compareFileCap: number;
 

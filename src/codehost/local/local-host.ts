@@ -90,6 +90,8 @@ export function checkRepoPath(path: string): void {
 
 export class LocalCodeHost implements CodeHost {
   readonly kind = 'local' as const;
+  /** A local review is lines in a file: no limit. */
+  readonly maxCommentsPerReview = Number.POSITIVE_INFINITY;
   readonly installationId = LOCAL_INSTALLATION_ID;
 
   constructor(readonly reposDir: string) {}

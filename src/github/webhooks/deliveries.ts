@@ -58,10 +58,7 @@ export async function acceptDelivery(
       title: `GitHub ${delivery.event}${facts.action ? `.${facts.action}` : ''} (${delivery.id})`,
       input: { delivery_id: delivery.id },
     });
-    await tx
-      .update(webhookDeliveries)
-      .set({ taskId: task.id })
-      .where(eq(webhookDeliveries.id, delivery.id));
+    await tx.update(webhookDeliveries).set({ taskId: task.id }).where(eq(webhookDeliveries.id, delivery.id));
     return { deliveryId: delivery.id, taskId: task.id, duplicate: false };
   });
 }

@@ -72,7 +72,10 @@ export class RejectionTally {
             last_event = coalesce(EXCLUDED.last_event, webhook_rejections.last_event),
             last_at = now()`);
       } catch (error) {
-        this.logger.warn({ err: error, reason, n: entry.n }, 'could not write webhook rejection counts; retrying');
+        this.logger.warn(
+          { err: error, reason, n: entry.n },
+          'could not write webhook rejection counts; retrying',
+        );
         this.merge(reason, entry);
       }
     }

@@ -11,7 +11,7 @@ import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, postedComments, pullRequests } from '../storage/schema';
 import { checkReviewed } from './check';
-import { type AutomationDeps, findProject, startAutomaticReview } from './triggers';
+import { type AutomationDeps, projectAndHost, startAutomaticReview } from './triggers';
 
 export interface CommentEvent {
   installationId: number;
@@ -71,10 +71,9 @@ export async function onPullRequestComment(
   if (!command) return { outcome: 'ignored', reason: 'the comment has no @service command' };
   const refused = refusal(event);
   if (refused) return { outcome: 'ignored', reason: refused };
-  const project = await findProject(deps.db, event.installationId, event.repo);
-  if (!project) return { outcome: 'ignored', reason: `repository ${event.repo} is not a project` };
-  const host = deps.codeHosts.forInstallation(project.installationId);
-  if (!host) return { outcome: 'ignored', reason: `installation ${project.installationId} has no code host` };
+  const found = await projectAndHost(deps, event.installationId, event.repo);
+  if ('ignored' in found) return { outcome: 'ignored', reason: found.ignored };
+  const { project, host } = found;
   const reply = async (text: string) => {
     await host.postComment(project.repoFullName, { pullRequest: event.number, body: text });
   };
@@ -182,9 +181,9 @@ export async function onFindingThreadReply(
     .where(eq(findings.id, posted.findingId))
     .limit(1);
   if (!finding) return { outcome: 'ignored', reason: `finding ${posted.findingId} no longer exists` };
-  const project = await findProject(deps.db, event.installationId, event.repo);
-  const host = project ? deps.codeHosts.forInstallation(project.installationId) : null;
-  if (!project || !host) return { outcome: 'ignored', reason: `repository ${event.repo} is not a project` };
+  const found = await projectAndHost(deps, event.installationId, event.repo);
+  if ('ignored' in found) return { outcome: 'ignored', reason: found.ignored };
+  const { project, host } = found;
   const answer = (text: string) =>
     host.postComment(project.repoFullName, {
       pullRequest: event.number,

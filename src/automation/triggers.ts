@@ -56,6 +56,21 @@ export async function findProject(db: Database, installationId: number, repo: st
   return project ?? null;
 }
 
+type ProjectRow = NonNullable<Awaited<ReturnType<typeof findProject>>>;
+
+/** The project of `repo` in this installation and its code host, or why there is none to act on. */
+export async function projectAndHost(
+  deps: AutomationDeps,
+  installationId: number,
+  repo: string,
+): Promise<{ project: ProjectRow; host: CodeHost } | { ignored: string }> {
+  const project = await findProject(deps.db, installationId, repo);
+  if (!project) return { ignored: `repository ${repo} is not a project of installation ${installationId}` };
+  const host = deps.codeHosts.forInstallation(project.installationId);
+  if (!host) return { ignored: `installation ${project.installationId} has no configured code host` };
+  return { project, host };
+}
+
 export function isReleasePullRequest(event: Pick<PullRequestEvent, 'title' | 'headRef'>): boolean {
   return (
     /^(release|releases)[/-]/i.test(event.headRef ?? '') ||
@@ -194,18 +209,9 @@ export async function onPullRequestEvent(
   deps: AutomationDeps,
   event: PullRequestEvent,
 ): Promise<TriggerOutcome> {
-  const project = await findProject(deps.db, event.installationId, event.repo);
-  if (!project)
-    return {
-      outcome: 'ignored',
-      reason: `repository ${event.repo} is not a project of installation ${event.installationId}`,
-    };
-  const host = deps.codeHosts.forInstallation(project.installationId);
-  if (!host)
-    return {
-      outcome: 'ignored',
-      reason: `installation ${project.installationId} has no configured code host`,
-    };
+  const found = await projectAndHost(deps, event.installationId, event.repo);
+  if ('ignored' in found) return { outcome: 'ignored', reason: found.ignored };
+  const { project, host } = found;
   const pr = await upsertPullRequest(deps.db, project.workspaceId, project.id, event);
 
   if (event.action === 'closed') {

@@ -225,6 +225,12 @@ CREATE TABLE "reviewers" (
 	CONSTRAINT "reviewers_workspace_id_id_pk" PRIMARY KEY("workspace_id","id")
 );
 --> statement-breakpoint
+CREATE TABLE "run_findings" (
+	"run_id" text NOT NULL,
+	"finding_id" text NOT NULL,
+	CONSTRAINT "run_findings_run_id_finding_id_pk" PRIMARY KEY("run_id","finding_id")
+);
+--> statement-breakpoint
 CREATE TABLE "run_messages" (
 	"seq" bigserial PRIMARY KEY NOT NULL,
 	"id" text NOT NULL,

@@ -7,7 +7,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import { findingFingerprint, normalizeAnchor } from '../core/review';
 import type { Orm } from '../storage/database';
 import { newId } from '../storage/ids';
-import { findings } from '../storage/schema';
+import { findings, runFindings } from '../storage/schema';
 import type { MergedFinding } from './merge';
 
 export type FindingRow = typeof findings.$inferSelect;
@@ -154,6 +154,16 @@ export async function recordInLedger(
       .returning();
     outcome.reported.push(...inserted);
     outcome.opened += inserted.length;
+  }
+
+  // The run's own list of what it reported (GET /reviews/{id} reads it, whatever later runs do).
+  for (let i = 0; i < outcome.reported.length; i += INSERT_BATCH) {
+    await tx
+      .insert(runFindings)
+      .values(
+        outcome.reported.slice(i, i + INSERT_BATCH).map((f) => ({ runId: scope.runId, findingId: f.id })),
+      )
+      .onConflictDoNothing();
   }
 
   for (const row of existing) {

@@ -3,7 +3,7 @@
  * 4xx rather than a run that fails later), read with findings once done, re-run, and edit the
  * configuration under its revision.
  */
-import { and, asc, desc, eq, lt, or } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, lt, or } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
@@ -12,7 +12,7 @@ import type { RunRow, TaskRow } from '../engine/types';
 import { compatProviderName } from '../reviewers/llm/providers';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
-import { findings, projects, pullRequests, tasks } from '../storage/schema';
+import { findings, projects, pullRequests, runFindings as runFindingRows, tasks } from '../storage/schema';
 import type { ReviewConfig } from './config';
 import { type LineupEntry, parseLineup, type ReviewerItem, splitModel, toReviewerItem } from './lineup';
 import { findReviewers } from './reviewer-catalog';
@@ -203,9 +203,10 @@ export function findingRecord(row: FindingRow) {
 export async function runFindings(deps: ReviewDeps, run: RunRow | null) {
   if (run?.status !== 'completed') return { findings: null, truncated: false };
   const rows = await deps.db.orm
-    .select()
-    .from(findings)
-    .where(eq(findings.lastRunId, run.id))
+    .select(getTableColumns(findings))
+    .from(runFindingRows)
+    .innerJoin(findings, eq(findings.id, runFindingRows.findingId))
+    .where(eq(runFindingRows.runId, run.id))
     .orderBy(asc(findings.severity), asc(findings.path), asc(findings.line))
     .limit(FINDINGS_PAGE + 1);
   return {

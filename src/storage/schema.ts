@@ -292,6 +292,19 @@ export const findings = pgTable(
   ],
 );
 
+/**
+ * Which findings each review run reported. A finding's row follows its latest report, so a
+ * review's own list is kept here: a later review of the same pull request does not take it over.
+ */
+export const runFindings = pgTable(
+  'run_findings',
+  {
+    runId: text('run_id').notNull(),
+    findingId: text('finding_id').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.runId, t.findingId] })],
+);
+
 /** One row per completed review pass: the spec's review-results collection. */
 export const reviewResults = pgTable(
   'review_results',

@@ -128,6 +128,17 @@ describe('reviews', () => {
     expect(evals.map((f: { id: string }) => f.id)).toEqual([evalFindingId]);
   });
 
+  let laterReviewId: string;
+  it('keeps what each review reported when a later review of the same pull request reports it too', async () => {
+    const later = await create({ pr: 1, reviewers: ['security'] });
+    laterReviewId = later.json().id;
+    const second = await waitForReview(laterReviewId);
+    expect(second.findings.map((f: { id: string }) => f.id)).toContain(evalFindingId);
+    // The finding now follows the later review, yet the earlier review still lists what it found.
+    const first = (await t.app.inject({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, headers })).json();
+    expect(first.findings.map((f: { id: string }) => f.id)).toContain(evalFindingId);
+  });
+
   it('marks the finding fixed when a push removes the code', async () => {
     gitIn(repo, ['checkout', '-q', 'feature']);
     commitFiles(
@@ -371,7 +382,8 @@ describe('reviews', () => {
     });
     expect(fixed.json().data.map((f: { id: string }) => f.id)).toContain(evalFindingId);
     const finding = await t.app.inject({ method: 'GET', url: `/api/v1/findings/${evalFindingId}`, headers });
-    expect(finding.json()).toMatchObject({ status: 'fixed', severity: 'P0', task_id: reviewId });
+    // task_id names the review that reported it last (the later one), not the one that saw it fixed.
+    expect(finding.json()).toMatchObject({ status: 'fixed', severity: 'P0', task_id: laterReviewId });
 
     const results = await t.app.inject({
       method: 'GET',

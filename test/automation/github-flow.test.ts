@@ -10,7 +10,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
 import { findings, postedComments, tasks, webhookDeliveries } from '../../src/storage/schema';
-import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { GitHubDouble } from '../helpers/github-double';
 import { deliver, WEBHOOK_SECRET, webhookExamples } from '../helpers/webhooks';
@@ -61,6 +61,22 @@ describe('GitHub end to end', () => {
       head: { ...payload.pull_request.head, ref: 'feature', sha: sha('feature') },
       base: { ...payload.pull_request.base, ref: 'main', sha: sha('main') },
     };
+    return payload;
+  }
+
+  /** An issue_comment example adjusted into a comment on pull request 1 by a user. */
+  function pullRequestCommentPayload(body: string): Obj {
+    const payload: Obj = example('issue_comment', 'created');
+    payload.installation = { id: INSTALLATION };
+    payload.repository = { ...payload.repository, name: 'api', full_name: 'acme/api' };
+    // Adjusted: the examples are comments on issues; this one is on pull request 1.
+    payload.issue = {
+      ...payload.issue,
+      number: 1,
+      pull_request: { url: 'https://api.github.com/repos/acme/api/pulls/1' },
+    };
+    payload.comment = { ...payload.comment, body };
+    payload.sender = { ...payload.sender, type: 'User' };
     return payload;
   }
 
@@ -144,13 +160,7 @@ describe('GitHub end to end', () => {
       headers: bearer(t.workspaceKey),
     });
     expect(list.json().data.map((i: Obj) => i.id)).toContain(INSTALLATION);
-    const project = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/projects',
-      headers: bearer(t.workspaceKey),
-      payload: { name: 'api', repository: { full_name: 'acme/api', installation_id: INSTALLATION } },
-    });
-    expect(project.statusCode, project.body).toBe(201);
+    await createProject(t, 'acme/api', INSTALLATION);
   });
 
   let evalComment: number;
@@ -246,18 +256,8 @@ describe('GitHub end to end', () => {
   });
 
   it('answers @service commands in the pull request, and ignores a delivery for an unknown installation', async () => {
-    const payload: Obj = example('issue_comment', 'created');
-    payload.installation = { id: INSTALLATION };
-    payload.repository = { ...payload.repository, name: 'api', full_name: 'acme/api' };
-    // Adjusted: the examples are comments on issues; this one is on pull request 1.
-    payload.issue = {
-      ...payload.issue,
-      number: 1,
-      pull_request: { url: 'https://api.github.com/repos/acme/api/pulls/1' },
-    };
-    payload.comment = { ...payload.comment, body: '@service review status' };
-    payload.sender = { ...payload.sender, type: 'User' };
-    expect((await send('issue_comment', payload))?.status).toBe('processed');
+    const status = pullRequestCommentPayload('@service review status');
+    expect((await send('issue_comment', status))?.status).toBe('processed');
     expect(double.issueComments.at(-1)?.body).toMatch(/Review status: \*\*reviewed\*\*/);
 
     const stranger = pullRequestPayload('opened');
@@ -333,18 +333,9 @@ describe('GitHub end to end', () => {
     const open = await t.services.db.orm.select().from(findings).where(eq(findings.status, 'open'));
     const missing = open.filter((f) => !recorded.some((r) => r.findingId === f.id));
     expect(missing.length).toBeGreaterThan(0);
-    const payload: Obj = example('issue_comment', 'created');
-    payload.installation = { id: INSTALLATION };
-    payload.repository = { ...payload.repository, name: 'api', full_name: 'acme/api' };
-    payload.issue = {
-      ...payload.issue,
-      number: 1,
-      pull_request: { url: 'https://api.github.com/repos/acme/api/pulls/1' },
-    };
-    payload.comment = { ...payload.comment, body: '@service review force' };
-    payload.sender = { ...payload.sender, type: 'User' };
     const beforeRerun = double.reviewComments.length;
-    expect((await send('issue_comment', payload))?.status).toBe('processed');
+    const force = pullRequestCommentPayload('@service review force');
+    expect((await send('issue_comment', force))?.status).toBe('processed');
     // Only what batch 1 did not carry is posted; every open finding is on GitHub exactly once.
     expect(double.reviewComments.length - beforeRerun).toBe(missing.length);
     const inline = await t.services.db.orm

@@ -21,7 +21,7 @@ import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
 import { Worker } from '../../src/engine/worker';
 import { checkRuns, findings, plans, tasks } from '../../src/storage/schema';
-import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
 type CheckRecord = {
@@ -106,13 +106,7 @@ describe('pull request automation on the local host', () => {
     t = await createTestApp({ reposDir, env: { SVC_POLL_MS: '50' } });
     worker = new Worker(t.services.engine, { concurrency: 2 });
     await worker.start();
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/projects',
-      headers: bearer(t.workspaceKey),
-      payload: { name: 'api', repository: { full_name: 'acme/api', installation_id: 1 } },
-    });
-    headers = { ...bearer(t.workspaceKey), 'project-id': created.json().project.id };
+    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/api') };
     host = t.services.codeHosts.forInstallation(1) as LocalCodeHost;
     deps = { db: t.services.db, engine: t.services.engine, codeHosts: t.services.codeHosts };
   });

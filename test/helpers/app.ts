@@ -57,3 +57,19 @@ export async function createTestApp(
 }
 
 export const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
+
+/**
+ * Connects a repository as a project through the API (the way a user would) and returns its id;
+ * a refusal fails the set-up with the server's answer rather than a confusing `undefined` later.
+ */
+export async function createProject(t: TestApp, fullName: string, installationId = 1): Promise<string> {
+  const name = fullName.slice(fullName.indexOf('/') + 1);
+  const res = await t.app.inject({
+    method: 'POST',
+    url: '/api/v1/projects',
+    headers: bearer(t.workspaceKey),
+    payload: { name, repository: { full_name: fullName, installation_id: installationId } },
+  });
+  if (res.statusCode !== 201) throw new Error(`creating project ${fullName}: ${res.statusCode} ${res.body}`);
+  return res.json().project.id as string;
+}

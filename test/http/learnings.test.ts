@@ -8,7 +8,7 @@ import { currentLearnings } from '../../src/review/learnings';
 import { newId } from '../../src/storage/ids';
 import { createApiKey } from '../../src/storage/keys';
 import { learnings, projects, workspaces } from '../../src/storage/schema';
-import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { makeRepo, makeReposDir } from '../helpers/git';
 
 const HOUR = 3_600_000;
@@ -34,17 +34,8 @@ describe('learnings', () => {
     makeRepo(reposDir, 'acme/a', { 'a.ts': 'a\n' });
     makeRepo(reposDir, 'acme/b', { 'b.ts': 'b\n' });
     t = await createTestApp({ reposDir });
-    const create = async (name: string) => {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/projects',
-        headers: bearer(t.workspaceKey),
-        payload: { name, repository: { full_name: `acme/${name}`, installation_id: 1 } },
-      });
-      return res.json().project.id as string;
-    };
-    projectA = await create('a');
-    projectB = await create('b');
+    projectA = await createProject(t, 'acme/a');
+    projectB = await createProject(t, 'acme/b');
     headersA = { ...bearer(t.workspaceKey), 'project-id': projectA };
     headersB = { ...bearer(t.workspaceKey), 'project-id': projectB };
   });

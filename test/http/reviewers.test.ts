@@ -10,7 +10,7 @@ import { countUse, seedCatalogReviewers } from '../../src/review/reviewer-catalo
 import { newId } from '../../src/storage/ids';
 import { createApiKey } from '../../src/storage/keys';
 import { projects, reviewerModelStats, reviewers, workspaces } from '../../src/storage/schema';
-import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
 import { makeRepo, makeReposDir } from '../helpers/git';
 
@@ -47,17 +47,8 @@ describe.each(DATABASE_KINDS)('reviewers on %s', (kind) => {
     makeRepo(reposDir, 'acme/a', { 'a.ts': 'a\n' });
     makeRepo(reposDir, 'acme/b', { 'b.ts': 'b\n' });
     t = await createTestApp({ kind, reposDir });
-    const create = async (name: string) => {
-      const res = await t.app.inject({
-        method: 'POST',
-        url: '/api/v1/projects',
-        headers: bearer(t.workspaceKey),
-        payload: { name, repository: { full_name: `acme/${name}`, installation_id: 1 } },
-      });
-      return res.json().project.id as string;
-    };
-    projectA = await create('a');
-    projectB = await create('b');
+    projectA = await createProject(t, 'acme/a');
+    projectB = await createProject(t, 'acme/b');
     headers = { ...bearer(t.workspaceKey), 'project-id': projectA };
   });
   afterAll(() => t.close());
@@ -386,13 +377,7 @@ describe('reviewer pins with a named compatible endpoint', () => {
       reposDir,
       env: { SVC_LLM_COMPAT_NAME: 'ollama', SVC_LLM_DEFAULT_MODEL: 'ollama/qwen2.5-coder:7b' },
     });
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/projects',
-      headers: bearer(t.workspaceKey),
-      payload: { name: 'c', repository: { full_name: 'acme/c', installation_id: 1 } },
-    });
-    headers = { ...bearer(t.workspaceKey), 'project-id': res.json().project.id };
+    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/c') };
   });
   afterAll(() => t.close());
 

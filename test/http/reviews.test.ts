@@ -7,7 +7,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
-import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { answers, type OpenAIDouble, startOpenAIDouble } from '../helpers/openai-double';
 
@@ -70,13 +70,7 @@ describe('reviews', () => {
     });
     worker = new Worker(t.services.engine, { concurrency: 2 });
     await worker.start();
-    const created = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/projects',
-      headers: bearer(t.workspaceKey),
-      payload: { name: 'shop', repository: { full_name: 'acme/shop', installation_id: 1 } },
-    });
-    projectId = created.json().project.id;
+    projectId = await createProject(t, 'acme/shop');
     headers = { ...bearer(t.workspaceKey), 'project-id': projectId };
   });
   afterAll(async () => {

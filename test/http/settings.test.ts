@@ -1,6 +1,6 @@
 /** Project and workspace settings: defaults without configuration, partial updates, bad input. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { makeRepo, makeReposDir } from '../helpers/git';
 
 describe('settings', () => {
@@ -12,13 +12,7 @@ describe('settings', () => {
     const reposDir = makeReposDir();
     makeRepo(reposDir, 'acme/s', { 'a.ts': 'a\n' });
     t = await createTestApp({ reposDir });
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/projects',
-      headers: bearer(t.workspaceKey),
-      payload: { name: 's', repository: { full_name: 'acme/s', installation_id: 1 } },
-    });
-    projectId = res.json().project.id;
+    projectId = await createProject(t, 'acme/s');
   });
   afterAll(() => t.close());
 

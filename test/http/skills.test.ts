@@ -11,7 +11,7 @@ import { catalogSkill } from '../../src/skills/catalog';
 import { newId } from '../../src/storage/ids';
 import { createApiKey } from '../../src/storage/keys';
 import { projects, skillRevisions, workspaces } from '../../src/storage/schema';
-import { bearer, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { makeRepo, makeReposDir } from '../helpers/git';
 
 /** The documented hash, computed here independently: sorted paths, `path \0 byteLength \0 bytes`. */
@@ -42,13 +42,7 @@ describe('skill revisions', () => {
     const reposDir = makeReposDir();
     makeRepo(reposDir, 'acme/s', { 'a.ts': 'a\n' });
     t = await createTestApp({ reposDir });
-    const res = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/projects',
-      headers: bearer(t.workspaceKey),
-      payload: { name: 's', repository: { full_name: 'acme/s', installation_id: 1 } },
-    });
-    headers = { ...bearer(t.workspaceKey), 'project-id': res.json().project.id };
+    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/s') };
   });
   afterAll(() => t.close());
 

@@ -2,12 +2,13 @@
  * The sweeper ends runs nobody will end otherwise: running runs whose lease expired (the worker
  * crashed or was killed) and pending runs no worker picked up in time. Every worker runs one;
  * each run is handled under `FOR UPDATE SKIP LOCKED` in its own transaction, so two sweepers
- * never handle the same run and a replacement is started exactly once.
+ * never handle the same run and a replacement is started exactly once. It also forgets workers
+ * that have not heartbeat for a week, so restarts do not grow the `workers` table forever.
  */
 import { and, asc, eq, lt, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Database } from '../storage/database';
-import { runs } from '../storage/schema';
+import { runs, workers } from '../storage/schema';
 import { commitTerminal, millis, RUNS_CHANNEL, replaceOrPause } from './frames';
 import type { EngineLimits } from './types';
 
@@ -16,10 +17,17 @@ export interface SweepResult {
   replaced: number;
   paused: number;
   pickupTimeouts: number;
+  workersForgotten: number;
 }
 
 /** Upper bound of runs one sweep pass handles per kind, so a pass stays short. */
 const BATCH = 100;
+
+/**
+ * How long a worker that stopped (or died) stays in `workers`. A run's `lease_owner` and its
+ * `run_invocation_died` details name the worker; a week keeps that traceable for a post-mortem.
+ */
+const FORGET_WORKERS_AFTER_MS = 7 * 24 * 60 * 60 * 1000;
 
 export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
@@ -59,7 +67,7 @@ export class Sweeper {
   }
 
   async sweepOnce(): Promise<SweepResult> {
-    const result: SweepResult = { died: 0, replaced: 0, paused: 0, pickupTimeouts: 0 };
+    const result: SweepResult = { died: 0, replaced: 0, paused: 0, pickupTimeouts: 0, workersForgotten: 0 };
     for (let i = 0; i < BATCH; i++) {
       const handled = await this.sweepExpiredLease();
       if (!handled) break;
@@ -71,8 +79,9 @@ export class Sweeper {
       if (!(await this.sweepPickupTimeout())) break;
       result.pickupTimeouts++;
     }
+    result.workersForgotten = await this.forgetSilentWorkers();
     if (result.replaced > 0) await this.db.notify(RUNS_CHANNEL, 'run');
-    if (result.died + result.pickupTimeouts > 0) this.logger.info(result, 'sweep ended runs');
+    if (result.died + result.pickupTimeouts + result.workersForgotten > 0) this.logger.info(result, 'swept');
     return result;
   }
 
@@ -137,5 +146,14 @@ export class Sweeper {
       );
       return ended !== null;
     });
+  }
+
+  /** Deletes workers whose last heartbeat is older than FORGET_WORKERS_AFTER_MS. */
+  private async forgetSilentWorkers(): Promise<number> {
+    const forgotten = await this.db.orm
+      .delete(workers)
+      .where(lt(workers.heartbeatAt, sql`now() - ${millis(FORGET_WORKERS_AFTER_MS)}`))
+      .returning({ id: workers.id });
+    return forgotten.length;
   }
 }

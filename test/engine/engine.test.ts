@@ -7,7 +7,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Engine } from '../../src/engine/engine';
 import { Sweeper } from '../../src/engine/sweeper';
 import { Worker } from '../../src/engine/worker';
-import { runMessages, runs, tasks } from '../../src/storage/schema';
+import { runMessages, runs, tasks, workers as workerRows } from '../../src/storage/schema';
 import { DATABASE_KINDS } from '../helpers/db';
 import { type Fixture, fixture, settled, silent, sleep, waitFor } from './helpers';
 
@@ -209,6 +209,19 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
       return list.length === 2 && list[0]?.status === 'completed' ? list : null;
     }, 'the replacement to complete');
     expect(all[0]).toMatchObject({ retryOf: run.id, retryCount: 1, status: 'completed' });
+  });
+
+  it('forgets workers silent for over a week, and keeps the recent ones', async () => {
+    const day = 24 * 60 * 60 * 1000;
+    await f.tdb.db.orm.insert(workerRows).values([
+      { id: 'w-long-gone', hostname: 'old', pid: 1, heartbeatAt: new Date(Date.now() - 8 * day) },
+      { id: 'w-yesterday', hostname: 'old', pid: 2, heartbeatAt: new Date(Date.now() - day) },
+    ]);
+    const result = await new Sweeper(f.tdb.db, f.engine.limits, silent).sweepOnce();
+    expect(result.workersForgotten).toBe(1);
+    const left = (await f.tdb.db.orm.select({ id: workerRows.id }).from(workerRows)).map((w) => w.id);
+    expect(left).toContain('w-yesterday');
+    expect(left).not.toContain('w-long-gone');
   });
 
   it('pauses a task whose chain keeps dying, and a new run of it fails by name until resumed', async () => {

@@ -484,6 +484,30 @@ describe('writing', () => {
     });
   });
 
+  it('a review whose comments cannot be read back is still reported, each comment under its id', async () => {
+    double.resetLog();
+    double.serverErrorNext(10, { match: (r) => r.operationId === 'pulls/list-comments-for-review' });
+    const posted = await host.postReview('acme/api', {
+      pullRequest: 7,
+      commitSha: sha.feat1 as string,
+      body: 'svc found 2 things',
+      comments: [
+        { path: 'src/app.ts', line: 3, body: 'first' },
+        { path: 'src/app.ts', line: 6, body: 'second' },
+      ],
+    });
+    // Posted once, not failed: the caller records both, so a re-run does not post them again.
+    expect(double.requestsTo('pulls/create-review')).toHaveLength(1);
+    expect(posted.comments).toEqual([
+      { id: posted.id, url: null },
+      { id: posted.id, url: null },
+    ]);
+    const readBacks = double.requestsTo('pulls/list-comments-for-review');
+    expect(readBacks.length).toBeGreaterThan(0);
+    expect(readBacks.every((r) => r.status === 502)).toBe(true);
+    double.resetLog();
+  });
+
   it("a line outside the diff is GitHub's 422: invalid_input with GitHub's message", async () => {
     const error = await codeHostError(
       host.postReview('acme/api', {

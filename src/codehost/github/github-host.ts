@@ -624,27 +624,16 @@ export class GitHubCodeHost implements CodeHost {
       );
       reviews.push({ id: String(created.id), url: created.html_url ?? null });
       if (batch.length === 0) continue;
-      const listed: {
-        id: number | bigint;
-        path: string;
-        line?: number | null;
-        body: string;
-        html_url: string;
-      }[] = [];
-      for (let page = 1; ; page++) {
-        const data = await this.call(
-          `comments of review ${created.id} on pull request ${number} of ${fullName}`,
-          async () =>
-            (
-              await this.octokit.request(
-                'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments',
-                { owner, repo, pull_number: number, review_id: Number(created.id), per_page: 100, page },
-              )
-            ).data,
-        );
-        listed.push(...data);
-        if (data.length < 100) break;
-      }
+      // The review exists on GitHub now: if its comments cannot be read back, each is reported
+      // under the review's id (as an unmatched one is below) rather than failing, so the caller
+      // records them as posted and a re-run never posts them twice. Their threads then cannot be
+      // told apart by comment id; a duplicate on the pull request would be worse.
+      const listed = await this.reviewComments(owner, repo, number, Number(created.id)).catch(
+        (error: unknown) => {
+          if (error instanceof CodeHostError) return [];
+          throw error;
+        },
+      );
       // GitHub lists a review's comments in no promised order: match each input to an unused one.
       const used = new Set<number | bigint>();
       for (const c of batch) {
@@ -663,6 +652,30 @@ export class GitHubCodeHost implements CodeHost {
     }
     const first = reviews[0] as Posted;
     return { id: first.id, url: first.url, reviews, comments };
+  }
+
+  /** Every comment of one review (GitHub pages them by 100). */
+  private async reviewComments(
+    owner: string,
+    repo: string,
+    pullNumber: number,
+    reviewId: number,
+  ): Promise<{ id: number | bigint; path: string; line?: number | null; body: string; html_url: string }[]> {
+    const listed = [];
+    for (let page = 1; ; page++) {
+      const data = await this.call(
+        `comments of review ${reviewId} on pull request ${pullNumber} of ${owner}/${repo}`,
+        async () =>
+          (
+            await this.octokit.request(
+              'GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews/{review_id}/comments',
+              { owner, repo, pull_number: pullNumber, review_id: reviewId, per_page: 100, page },
+            )
+          ).data,
+      );
+      listed.push(...data);
+      if (data.length < 100) return listed;
+    }
   }
 
   async openDraftPullRequest(

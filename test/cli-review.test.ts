@@ -23,7 +23,9 @@ async function svcReview(cwd: string, args: string[]) {
   );
 }
 
-describe('svc review', () => {
+// `svc review` runs as a real process on a fresh embedded database per test; the limit only
+// stops a hung process (a loaded 2-core machine took 21 s of the default 30 s).
+describe('svc review', { timeout: 180_000 }, () => {
   let repo: string;
 
   beforeAll(() => {

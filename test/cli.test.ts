@@ -48,7 +48,7 @@ async function serve(
   child.stderr?.on('data', (chunk) => {
     stderr += chunk;
   });
-  const deadline = Date.now() + 30_000;
+  const deadline = Date.now() + 90_000;
   while (Date.now() < deadline) {
     if (child.exitCode !== null) throw new Error(`svc serve exited ${child.exitCode}: ${stderr}`);
     const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
@@ -68,7 +68,14 @@ async function stop(child: ChildProcess): Promise<number | null> {
   return exited;
 }
 
-describe('svc command', () => {
+/**
+ * Each test starts two or three `svc` processes, and each first start on a fresh data directory
+ * initialises an embedded database (~7 s alone, several times that on a loaded 2-core machine).
+ * The limits below only stop a hung process; they measure nothing.
+ */
+const PROCESS_TEST_TIMEOUT_MS = 180_000;
+
+describe('svc command', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
   it('serve prints a workspace key once on first start, and never again', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
     const first = await serve({ SVC_DATA_DIR: dataDir });

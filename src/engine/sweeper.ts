@@ -79,8 +79,8 @@ export class Sweeper {
       if (!(await this.sweepPickupTimeout())) break;
       result.pickupTimeouts++;
     }
-    result.workersForgotten = await this.forgetSilentWorkers();
     if (result.replaced > 0) await this.db.notify(RUNS_CHANNEL, 'run');
+    result.workersForgotten = await this.forgetSilentWorkers();
     if (result.died + result.pickupTimeouts + result.workersForgotten > 0) this.logger.info(result, 'swept');
     return result;
   }

@@ -3,6 +3,7 @@
  * runs, storage or HTTP: they read a diff and the changed files and return findings.
  */
 
+import type { FileRole } from '../core/file-roles';
 import type { Diff, DiffFile, FindingDraft } from '../core/review';
 import type { Gap } from '../core/runs';
 
@@ -11,6 +12,8 @@ export interface ReviewFile {
   diff: DiffFile;
   /** The file's content at head; null when deleted, binary or skipped. */
   content: string | null;
+  /** What the file is for (tests, docs, generated, ...); omitted: production code. */
+  role?: FileRole;
 }
 
 export interface ReviewInput {

@@ -17,7 +17,7 @@ import type { Severity } from '../core/review';
 import { SEVERITIES } from '../core/review';
 
 /** Languages the builtin rules parse; a rule names the ones its patterns are written for. */
-export const RULE_LANGUAGES = ['javascript', 'typescript', 'tsx', 'python'] as const;
+export const RULE_LANGUAGES = ['javascript', 'typescript', 'tsx', 'python', 'go', 'java'] as const;
 export type RuleLanguage = (typeof RULE_LANGUAGES)[number];
 
 /** How a skill executes: ast-grep rules, secretlint, or instructions for a model reviewer. */
@@ -51,6 +51,17 @@ export interface SkillRule {
   files?: string[];
   /** Globs the rule never runs on. */
   ignores?: string[];
+  /**
+   * Report only when the value bound to metavariable `value` is not constant within its function
+   * (see reviewers/builtin/flow); with `text`, only when the value's known text also matches that
+   * regular expression (case-insensitive), e.g. a SQL statement rather than a cache key.
+   */
+  flow?: { value: string; text?: string };
+  /**
+   * True for rules that only matter in code that runs in production: they do not run on tests,
+   * fixtures, examples, docs, generated or vendored files. Default: the skill's `production_only`.
+   */
+  productionOnly: boolean;
   /** The rule file it came from, relative to the skill folder. */
   source: string;
 }
@@ -164,6 +175,7 @@ function parseSkill(files: SkillFiles, skillDir: string): CatalogSkill {
   if (!SKILL_ENGINES.includes(engine as SkillEngine)) return fail('SKILL.md', `unknown engine ${engine}`);
   const category = typeof front.category === 'string' ? front.category : id;
   const languages = stringList(front.languages) ?? fail('SKILL.md', 'languages must be a list');
+  const productionOnly = front.production_only === true;
   const {
     id: _i,
     title: _t,
@@ -182,7 +194,7 @@ function parseSkill(files: SkillFiles, skillDir: string): CatalogSkill {
       if (doc.errors.length > 0) fail(path, doc.errors[0]?.message ?? 'YAML error');
       const raw: unknown = doc.toJS();
       if (raw === null || raw === undefined) continue;
-      rules.push(toRule(raw, path, { defaultSeverity, category }, fail));
+      rules.push(toRule(raw, path, { defaultSeverity, category, productionOnly }, fail));
     }
   }
   if (engine === 'ast-grep' && rules.length === 0)
@@ -208,7 +220,7 @@ function parseSkill(files: SkillFiles, skillDir: string): CatalogSkill {
 function toRule(
   raw: unknown,
   source: string,
-  defaults: { defaultSeverity: Severity; category: string },
+  defaults: { defaultSeverity: Severity; category: string; productionOnly: boolean },
   fail: (file: string, problem: string) => never,
 ): SkillRule {
   if (!isRecord(raw)) return fail(source, 'a rule document must be a mapping');
@@ -247,7 +259,12 @@ function toRule(
     note: raw.note.trim(),
     rule: raw.rule,
     source,
+    productionOnly:
+      raw.production_only === undefined
+        ? defaults.productionOnly
+        : raw.production_only === true || fail(where, 'production_only must be true or false'),
   };
+  if (raw.flow !== undefined) rule.flow = toFlow(raw.flow, where, fail);
   const constraints = optionalRecord('constraints');
   const utils = optionalRecord('utils');
   const files = optionalGlobs('files');
@@ -257,6 +274,19 @@ function toRule(
   if (files) rule.files = files;
   if (ignores) rule.ignores = ignores;
   return rule;
+}
+
+function toFlow(raw: unknown, where: string, fail: (file: string, problem: string) => never) {
+  if (!isRecord(raw) || typeof raw.value !== 'string' || !/^[A-Z_][A-Z0-9_]*$/.test(raw.value))
+    return fail(where, 'flow.value must name a metavariable (e.g. SQL for $SQL)');
+  if (raw.text === undefined) return { value: raw.value };
+  if (typeof raw.text !== 'string') return fail(where, 'flow.text must be a regular expression');
+  try {
+    new RegExp(raw.text, 'i');
+  } catch (error) {
+    return fail(where, `flow.text is not a regular expression: ${(error as Error).message}`);
+  }
+  return { value: raw.value, text: raw.text };
 }
 
 let cached: Promise<CatalogSkill[]> | null = null;

@@ -6,11 +6,13 @@
  */
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { parse } from '@ast-grep/napi';
+import { isForeignCode, roleOfPath } from '../../core/file-roles';
+import { pathSelected } from '../../core/globs';
 import type { FindingDraft } from '../../core/review';
 import type { Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage, SkillRule } from '../../skills/catalog';
 import type { ReviewerResult, ReviewFile } from '../types';
-import { pathSelected } from './globs';
+import { shapeOf } from './flow';
 import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
 import { scanSecrets, secretSeverity } from './secrets';
 
@@ -30,6 +32,8 @@ interface CompiledRule {
   /** `<skill>/<rule>` */
   ruleId: string;
   config: NapiConfig;
+  /** The rule's `flow.text`, compiled. */
+  flowText: RegExp | null;
 }
 
 interface CompiledSkill {
@@ -66,7 +70,8 @@ export function compileSkill(skill: CatalogSkill): CompiledSkill {
         continue;
       }
       const list = byLanguage.get(language) ?? [];
-      list.push({ rule, ruleId: `${skill.id}/${rule.id}`, config });
+      const flowText = rule.flow?.text ? new RegExp(rule.flow.text, 'i') : null;
+      list.push({ rule, ruleId: `${skill.id}/${rule.id}`, config, flowText });
       byLanguage.set(language, list);
     }
   }
@@ -143,7 +148,12 @@ export async function runBuiltinSkill(
   if (skill.engine === 'secretlint') {
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
       if (tooLarge(file)) return;
-      for (const m of await scanSecrets(skill, file.diff.path, file.content)) {
+      for (const m of await scanSecrets(
+        skill,
+        file.diff.path,
+        file.content,
+        file.role ?? roleOfPath(file.diff.path),
+      )) {
         const line = firstChangedLineIn(file, m.line, m.endLine);
         if (line === null) continue;
         findings.push({
@@ -165,8 +175,13 @@ export async function runBuiltinSkill(
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
       const language = ruleLanguageOf(file.diff.path);
       if (!language) return;
-      const rules = (compiled.byLanguage.get(language) ?? []).filter((c) =>
-        pathSelected(file.diff.path, c.rule.files, c.rule.ignores),
+      const role = file.role ?? 'production';
+      // Generated and vendored code was not written in this change: only secrets are looked for.
+      if (isForeignCode(role)) return;
+      const rules = (compiled.byLanguage.get(language) ?? []).filter(
+        (c) =>
+          (role === 'production' || !c.rule.productionOnly) &&
+          pathSelected(file.diff.path, c.rule.files, c.rule.ignores),
       );
       if (rules.length === 0 || tooLarge(file)) return;
       let parsed: ParsedFile;
@@ -228,6 +243,7 @@ function matchFile(
         droppedInErrors++;
         continue;
       }
+      if (!flowReaches(compiled, node, parsed.language)) continue;
       const start = range.start.line + 1;
       const end =
         range.end.column === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
@@ -258,6 +274,21 @@ function matchFile(
     });
   }
   return out;
+}
+
+/**
+ * A rule with `flow` reports only when the value bound to its metavariable is not constant within
+ * its function (and, with `flow.text`, when the value's known text matches). A rule whose pattern
+ * did not bind the metavariable on this match reports nothing: the rule says what must be checked.
+ */
+function flowReaches(compiled: CompiledRule, node: SgNode, language: RuleLanguage): boolean {
+  const flow = compiled.rule.flow;
+  if (!flow) return true;
+  const value = node.getMatch(flow.value);
+  if (!value) return false;
+  const shape = shapeOf(language, value);
+  if (shape.constant) return false;
+  return compiled.flowText === null || compiled.flowText.test(shape.text);
 }
 
 function secretBody(messageId: string): string {

@@ -3,6 +3,8 @@
  * skill that reads it (the parse is cached on the ReviewFile object).
  */
 
+import go from '@ast-grep/lang-go';
+import java from '@ast-grep/lang-java';
 import python from '@ast-grep/lang-python';
 import { Lang, parseAsync, registerDynamicLanguage, type SgRoot } from '@ast-grep/napi';
 import type { RuleLanguage } from '../../skills/catalog';
@@ -10,7 +12,7 @@ import type { RuleLanguage } from '../../skills/catalog';
 let registered = false;
 function ensureLanguages() {
   if (registered) return;
-  registerDynamicLanguage({ python });
+  registerDynamicLanguage({ python, go, java });
   registered = true;
 }
 
@@ -25,6 +27,8 @@ const BY_EXTENSION: Record<string, RuleLanguage> = {
   tsx: 'tsx',
   py: 'python',
   pyi: 'python',
+  go: 'go',
+  java: 'java',
 };
 
 /** The grammar a path is parsed with, by extension; null when no rule language covers it. */
@@ -40,6 +44,8 @@ const NAPI_LANG: Record<RuleLanguage, string> = {
   typescript: Lang.TypeScript,
   tsx: Lang.Tsx,
   python: 'python',
+  go: 'go',
+  java: 'java',
 };
 
 export interface ParsedFile {

@@ -1,0 +1,29 @@
+/**
+ * The data-flow adapters by rule language. A language without an adapter treats every value as
+ * dynamic, so its rules report exactly what their patterns match.
+ */
+import type { SgNode } from '@ast-grep/napi';
+import type { RuleLanguage } from '../../../skills/catalog';
+import { goFlow } from './go';
+import { javaFlow } from './java';
+import { javascriptFlow } from './javascript';
+import { pythonFlow } from './python';
+import { dynamicShape, type FlowLanguage, type ValueShape } from './types';
+
+const ADAPTERS: Partial<Record<RuleLanguage, FlowLanguage>> = {
+  // tree-sitter's TypeScript and TSX grammars extend JavaScript's: one adapter reads all three.
+  javascript: javascriptFlow,
+  typescript: javascriptFlow,
+  tsx: javascriptFlow,
+  python: pythonFlow,
+  go: goFlow,
+  java: javaFlow,
+};
+
+/** What reaches `node`, read by the adapter for `language`. */
+export function shapeOf(language: RuleLanguage, node: SgNode): ValueShape {
+  const adapter = ADAPTERS[language];
+  return adapter ? adapter.shapeOf(node) : dynamicShape(node.text());
+}
+
+export type { ValueShape } from './types';

@@ -1,0 +1,37 @@
+/**
+ * What a value is, as far as the code around it tells: the data-flow question an injection rule
+ * asks of the argument that reaches its sink. A rule reports only when a value the code did not
+ * write itself (a parameter, a request field, a call's result) reaches the sink; constants,
+ * literals and strings built only from them stay quiet.
+ */
+import type { SgNode } from '@ast-grep/napi';
+
+export interface ValueShape {
+  /** True when every part of the value is written in the code: literals, constants, or strings built only from them. */
+  constant: boolean;
+  /**
+   * The value's text as far as it is known: literal parts verbatim, every part the code does not
+   * fix replaced by `DYNAMIC` (U+0000). Rules match it to tell SQL from a cache key.
+   */
+  text: string;
+}
+
+/** Stands in the shape's text for a part whose value the code does not fix. */
+export const DYNAMIC = '\u0000';
+
+export const constantShape = (text: string): ValueShape => ({ constant: true, text });
+export const dynamicShape = (text = DYNAMIC): ValueShape => ({ constant: false, text });
+
+/** Joins the shapes of the parts of a concatenation, template or format call. */
+export function joinShapes(parts: ValueShape[]): ValueShape {
+  return { constant: parts.every((p) => p.constant), text: parts.map((p) => p.text).join('') };
+}
+
+/**
+ * One language's answer to "what reaches this node": literals are constant; a name is resolved
+ * to what is assigned to it within its enclosing function (or the module's constants), never
+ * file-wide by name; a parameter, a call result or anything unresolved is dynamic.
+ */
+export interface FlowLanguage {
+  shapeOf(node: SgNode): ValueShape;
+}

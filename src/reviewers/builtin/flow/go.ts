@@ -1,0 +1,593 @@
+/**
+ * Data flow for Go (tree-sitter-go): what reaches a sink, read from the code around it.
+ *
+ * Literals are constant; `+`, `fmt.Sprintf`/`Sprint`, `strings.Join` of a literal slice, pure
+ * `strings` helpers over constants and `strings.Builder`/`bytes.Buffer` writes join their parts.
+ * A name is resolved in the function that declares it (a closure reads its enclosing function's
+ * variable; a parameter is dynamic), then among the file's top-level `const`/`var` declarations;
+ * every assignment to it there (`:=`, `=`, `+=`, `var`) must be constant, and a name whose
+ * address is taken (`row.Scan(&q)`, `flag.StringVar(&q, …)`) is dynamic. Numbers formatted as
+ * text (`%d`, `strconv.Itoa`) count as constant: digits cannot end a quote or add a clause.
+ */
+import type { SgNode } from '@ast-grep/napi';
+import {
+  constantShape,
+  DYNAMIC,
+  dynamicShape,
+  type FlowLanguage,
+  joinShapes,
+  type ValueShape,
+} from './types';
+
+/** Deeper than this, a value counts as dynamic (long chains are not worth following). */
+const MAX_DEPTH = 20;
+const FUNCTION_KINDS = new Set(['function_declaration', 'method_declaration', 'func_literal']);
+const ALL_CAPS = /^[A-Z][A-Z0-9_]*$/;
+/** The text a number stands as in a shape: what matters is that it carries no quotes or words. */
+const NUMBER_TEXT = '0';
+
+/** Calls whose result is its first argument's text, transformed: constant when every argument is. */
+const PURE_STRING_HELPERS = new Set(
+  [
+    'ToLower',
+    'ToUpper',
+    'ToTitle',
+    'Title',
+    'TrimSpace',
+    'Trim',
+    'TrimLeft',
+    'TrimRight',
+    'TrimPrefix',
+    'TrimSuffix',
+    'Replace',
+    'ReplaceAll',
+  ].map((f) => `strings.${f}`),
+);
+/** Calls that print a number (or a bool) as text. */
+const NUMBER_FORMATTERS = new Set(
+  ['Itoa', 'FormatInt', 'FormatUint', 'FormatFloat', 'FormatBool'].map((f) => `strconv.${f}`),
+);
+/** Conversions to these builtin types read as calls (`string(b)`); they keep the value. */
+const STRING_TYPES = new Set(['string']);
+const NUMBER_TYPES = new Set([
+  'int',
+  'int8',
+  'int16',
+  'int32',
+  'int64',
+  'uint',
+  'uint8',
+  'uint16',
+  'uint32',
+  'uint64',
+  'uintptr',
+  'float32',
+  'float64',
+  'bool',
+]);
+/** fmt verbs that print digits (or `true`/`false`, a type name, a pointer): no text of the caller's choosing. */
+const NUMBER_VERBS = new Set([
+  'd',
+  'b',
+  'o',
+  'O',
+  'x',
+  'X',
+  'e',
+  'E',
+  'f',
+  'F',
+  'g',
+  'G',
+  't',
+  'p',
+  'U',
+  'T',
+]);
+const BUILDER_TYPES = /^(?:strings\.Builder|bytes\.Buffer)$/;
+
+interface Walk {
+  depth: number;
+  /** `<scope id>:<name>` pairs being resolved: a name met again inside its own value adds nothing. */
+  resolving: Set<string>;
+}
+
+export const goFlow: FlowLanguage = {
+  shapeOf: (node: SgNode) => shapeOf(node, { depth: 0, resolving: new Set() }),
+};
+
+function shapeOf(node: SgNode, walk: Walk): ValueShape {
+  if (walk.depth > MAX_DEPTH) return dynamicShape();
+  const next = { ...walk, depth: walk.depth + 1 };
+  switch (node.kind()) {
+    case 'interpreted_string_literal':
+      return constantShape(decodeEscapes(node.text().slice(1, -1)));
+    case 'raw_string_literal':
+      return constantShape(node.text().slice(1, -1).replace(/\r/g, ''));
+    case 'rune_literal':
+      return constantShape(decodeEscapes(node.text().slice(1, -1)));
+    case 'int_literal':
+    case 'float_literal':
+    case 'imaginary_literal':
+    case 'true':
+    case 'false':
+    case 'nil':
+    case 'iota':
+      return constantShape(node.text());
+    case 'parenthesized_expression':
+    case 'literal_element':
+    case 'type_conversion_expression':
+    case 'type_assertion_expression':
+      return operandShape(node, next);
+    case 'unary_expression':
+      return unaryShape(node, next);
+    case 'binary_expression':
+      return binaryShape(node, next);
+    case 'call_expression':
+      return callShape(node, next);
+    case 'composite_literal':
+      return joinElements(elementsOf(node), ', ', next);
+    case 'identifier':
+      return resolveName(node, next);
+    case 'selector_expression': {
+      const field = node.field('field')?.text() ?? '';
+      return ALL_CAPS.test(field) ? constantShape(node.text()) : dynamicShape();
+    }
+    default:
+      return dynamicShape();
+  }
+}
+
+/** The expression inside parentheses, a slice element, a conversion (`[]byte(s)`) or an assertion (`v.(string)`). */
+function operandShape(node: SgNode, walk: Walk): ValueShape {
+  const inner = node.field('operand') ?? node.namedChildren()[0];
+  return inner ? shapeOf(inner, walk) : dynamicShape();
+}
+
+function unaryShape(node: SgNode, walk: Walk): ValueShape {
+  const operator = node.field('operator')?.text();
+  const operand = node.field('operand');
+  if (!operand || !['-', '+', '!', '^'].includes(operator ?? '')) return dynamicShape();
+  const inner = shapeOf(operand, walk);
+  return inner.constant ? constantShape(node.text()) : inner;
+}
+
+function binaryShape(node: SgNode, walk: Walk): ValueShape {
+  const left = node.field('left');
+  const right = node.field('right');
+  if (!left || !right) return dynamicShape();
+  const parts = [shapeOf(left, walk), shapeOf(right, walk)];
+  if (node.field('operator')?.text() === '+') return joinShapes(parts);
+  // Arithmetic and comparisons: constant operands give a constant; its text is not a string's.
+  return parts.every((p) => p.constant) ? constantShape(node.text()) : dynamicShape();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Calls
+
+/** `pkg.Func` or `Func` for a call's function, null for anything more complex. */
+function calleeName(fn: SgNode): string | null {
+  if (fn.kind() === 'identifier') return fn.text();
+  if (fn.kind() !== 'selector_expression') return null;
+  const operand = fn.field('operand');
+  const field = fn.field('field');
+  if (!operand || !field || operand.kind() !== 'identifier') return null;
+  return `${operand.text()}.${field.text()}`;
+}
+
+function argumentsOf(call: SgNode): SgNode[] {
+  return call.field('arguments')?.namedChildren() ?? [];
+}
+
+function callShape(call: SgNode, walk: Walk): ValueShape {
+  const fn = call.field('function');
+  if (!fn) return dynamicShape();
+  const args = argumentsOf(call);
+  const name = calleeName(fn);
+  const spread = args.some((a) => a.kind() === 'variadic_argument');
+
+  if (name && STRING_TYPES.has(name) && args.length === 1) return shapeOf(args[0] as SgNode, walk);
+  if (name && NUMBER_TYPES.has(name) && args.length === 1) return constantShape(NUMBER_TEXT);
+  if (name && NUMBER_FORMATTERS.has(name)) return constantShape(NUMBER_TEXT);
+  if (name === 'append') return joinElements(args, ', ', walk);
+  if (spread) return dynamicShape();
+  switch (name) {
+    case 'fmt.Sprintf':
+      return args[0] ? formatShape(args[0], args.slice(1), walk) : dynamicShape();
+    case 'fmt.Sprint':
+      return joinShapes(args.map((a) => shapeOf(a, walk)));
+    case 'fmt.Sprintln':
+      return joinElements(args, ' ', walk);
+    case 'strings.Join':
+      return args[0] && args[1] ? joinList(args[0], args[1], walk) : dynamicShape();
+    case 'strings.Repeat':
+      // `strings.Repeat("?, ", len(ids))`: the count changes how often, never what.
+      return args[0] ? shapeOf(args[0], walk) : dynamicShape();
+    case 'path.Join':
+    case 'filepath.Join':
+      return joinElements(args, '/', walk);
+  }
+  if (name && PURE_STRING_HELPERS.has(name)) {
+    const shapes = args.map((a) => shapeOf(a, walk));
+    const first = shapes[0]?.text ?? '';
+    const text =
+      name === 'strings.ToLower'
+        ? first.toLowerCase()
+        : name === 'strings.ToUpper'
+          ? first.toUpperCase()
+          : first;
+    return { constant: shapes.every((s) => s.constant), text };
+  }
+  if (fn.kind() === 'selector_expression') {
+    const method = fn.field('field')?.text();
+    const receiver = fn.field('operand');
+    // sqlx `db.Rebind(q)` / `sqlx.Rebind(bindType, q)` only rewrites `?` placeholders.
+    if (method === 'Rebind' && args.length >= 1) return shapeOf(args[args.length - 1] as SgNode, walk);
+    if (method === 'String' && args.length === 0 && receiver?.kind() === 'identifier')
+      return builderShape(receiver, walk);
+  }
+  return dynamicShape();
+}
+
+/**
+ * `fmt.Sprintf(format, args...)`: the format's text with each verb replaced by its argument's
+ * shape (numeric verbs by a number). A format that is not constant makes the result dynamic.
+ */
+function formatShape(format: SgNode, args: SgNode[], walk: Walk): ValueShape {
+  const fmtShape = shapeOf(format, walk);
+  if (!fmtShape.constant) return dynamicShape(fmtShape.text);
+  const parts: ValueShape[] = [];
+  const used = new Set<number>();
+  let argIndex = 0;
+  let last = 0;
+  const verb = /%([-+# 0]*)(?:\[(\d+)\])?(\*|\d+)?(?:\.(\*|\d+)?)?(?:\[(\d+)\])?([a-zA-Z%])/g;
+  const take = (explicit: string | undefined): SgNode | undefined => {
+    if (explicit) argIndex = Number(explicit) - 1;
+    used.add(argIndex);
+    return args[argIndex++];
+  };
+  for (const m of fmtShape.text.matchAll(verb)) {
+    parts.push(constantShape(fmtShape.text.slice(last, m.index)));
+    last = (m.index ?? 0) + m[0].length;
+    const letter = m[6] as string;
+    if (letter === '%') {
+      parts.push(constantShape('%'));
+      continue;
+    }
+    if (m[3] === '*') take(m[2]);
+    if (m[4] === '*') take(undefined);
+    const arg = take(m[5] ?? (m[3] === '*' ? undefined : m[2]));
+    if (!arg) parts.push(constantShape(''));
+    else if (NUMBER_VERBS.has(letter)) parts.push(constantShape(NUMBER_TEXT));
+    else parts.push(shapeOf(arg, walk));
+  }
+  parts.push(constantShape(fmtShape.text.slice(last)));
+  // Arguments no verb consumes are still printed (`%!(EXTRA …)`).
+  args.forEach((a, i) => {
+    if (!used.has(i)) parts.push(shapeOf(a, walk));
+  });
+  return joinShapes(parts);
+}
+
+/** `strings.Join(list, sep)`: the list's elements joined with the separator. */
+function joinList(list: SgNode, separator: SgNode, walk: Walk): ValueShape {
+  const sep = shapeOf(separator, walk);
+  const listShape =
+    list.kind() === 'composite_literal'
+      ? joinElements(elementsOf(list), sep.text, walk)
+      : shapeOf(list, walk);
+  return { constant: listShape.constant && sep.constant, text: listShape.text };
+}
+
+function joinElements(nodes: SgNode[], separator: string, walk: Walk): ValueShape {
+  const shapes = nodes.map((n) =>
+    n.kind() === 'variadic_argument' && n.namedChildren()[0]
+      ? shapeOf(n.namedChildren()[0] as SgNode, walk)
+      : shapeOf(n, walk),
+  );
+  return { constant: shapes.every((s) => s.constant), text: shapes.map((s) => s.text).join(separator) };
+}
+
+/** The values of a composite literal (`[]string{"a", "b"}`, `T{Name: v}`). */
+function elementsOf(literal: SgNode): SgNode[] {
+  const body = literal.field('body');
+  if (!body) return [];
+  const out: SgNode[] = [];
+  for (const element of body.namedChildren()) {
+    const value = element.kind() === 'keyed_element' ? element.field('value') : element;
+    const inner = value?.kind() === 'literal_element' ? value.namedChildren()[0] : value;
+    if (inner) out.push(inner);
+  }
+  return out;
+}
+
+/**
+ * `sb.String()` for a `strings.Builder`/`bytes.Buffer` declared in the function: the join of
+ * everything written to it, in order. Any other use of the builder (passed to a function, a
+ * template writing into it) makes it dynamic.
+ */
+function builderShape(receiver: SgNode, walk: Walk): ValueShape {
+  const name = receiver.text();
+  const scope = declaringScope(receiver, name);
+  if (!scope || scope.kind() === 'source_file') return dynamicShape();
+  const key = `${scope.id()}:${name}`;
+  if (walk.resolving.has(key)) return constantShape('');
+  const resolving = new Set(walk.resolving).add(key);
+  const inner = { ...walk, resolving };
+  let declared = false;
+  const parts: ValueShape[] = [];
+  for (const occurrence of occurrencesIn(scope, name)) {
+    if (occurrence.id() === receiver.id()) continue;
+    const role = roleOf(occurrence);
+    if (role.kind === 'declare' || role.kind === 'assign') {
+      if (!isEmptyBuilder(role)) return dynamicShape();
+      declared = true;
+      continue;
+    }
+    const write = builderWrite(occurrence, inner);
+    if (write === 'neutral') continue;
+    if (write === null) return dynamicShape();
+    parts.push(write);
+  }
+  return declared ? joinShapes(parts) : dynamicShape();
+}
+
+function isEmptyBuilder(role: Role): boolean {
+  if (role.kind !== 'declare' && role.kind !== 'assign') return false;
+  if (role.value === null)
+    return role.type !== null && BUILDER_TYPES.test(role.type.text().replace(/^\*/, ''));
+  const value = role.value.kind() === 'unary_expression' ? role.value.field('operand') : role.value;
+  if (!value) return false;
+  if (value.kind() === 'composite_literal')
+    return BUILDER_TYPES.test(value.field('type')?.text() ?? '') && elementsOf(value).length === 0;
+  if (value.kind() === 'call_expression' && value.field('function')?.text() === 'new')
+    return BUILDER_TYPES.test(argumentsOf(value)[0]?.text() ?? '');
+  return false;
+}
+
+/** What one occurrence of a builder does: a write (its shape), nothing to the content, or anything else (null). */
+function builderWrite(occurrence: SgNode, walk: Walk): ValueShape | 'neutral' | null {
+  const parent = occurrence.parent();
+  if (parent?.kind() === 'selector_expression' && parent.field('operand')?.id() === occurrence.id()) {
+    const call = parent.parent();
+    const method = parent.field('field')?.text() ?? '';
+    if (call?.kind() !== 'call_expression') return null;
+    const args = argumentsOf(call);
+    if (['String', 'Len', 'Cap', 'Grow'].includes(method)) return 'neutral';
+    if (['WriteString', 'WriteByte', 'WriteRune', 'Write'].includes(method) && args[0])
+      return shapeOf(args[0], walk);
+    return null;
+  }
+  // fmt.Fprintf(&sb, format, args...) / fmt.Fprint(&sb, ...)
+  const target = parent?.kind() === 'unary_expression' ? parent : occurrence;
+  const list = target.parent();
+  const call = list?.parent();
+  if (list?.kind() !== 'argument_list' || call?.kind() !== 'call_expression') return null;
+  const args = argumentsOf(call);
+  if (args[0]?.id() !== target.id()) return null;
+  const fn = call.field('function');
+  const name = fn ? calleeName(fn) : null;
+  if (args.slice(1).some((a) => a.kind() === 'variadic_argument')) return null;
+  if (name === 'fmt.Fprintf' && args[1]) return formatShape(args[1], args.slice(2), walk);
+  if (name === 'fmt.Fprint') return joinShapes(args.slice(1).map((a) => shapeOf(a, walk)));
+  if (name === 'fmt.Fprintln') return joinElements(args.slice(1), ' ', walk);
+  return null;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+type Role =
+  | { kind: 'parameter' }
+  /** `x := v`, `var x T = v`, `const x = v`; `value` null: the zero value (or `iota` repeated). */
+  | { kind: 'declare'; value: SgNode | null; type: SgNode | null; dynamic: boolean }
+  | { kind: 'assign'; value: SgNode | null; type: null; dynamic: boolean; append: boolean }
+  /** `&x`: the variable may be written through the pointer. */
+  | { kind: 'escape' }
+  | { kind: 'use' };
+
+/** Every identifier `name` under `scope`, in source order. */
+function occurrencesIn(scope: SgNode, name: string): SgNode[] {
+  const literal = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return scope.findAll({ rule: { kind: 'identifier', regex: `^${literal}$` } });
+}
+
+function innermostFunction(node: SgNode): SgNode | null {
+  for (let p = node.parent(); p; p = p.parent()) if (FUNCTION_KINDS.has(String(p.kind()))) return p;
+  return null;
+}
+
+/** Whether `fn` itself (its parameters, receiver, results or body, not a nested function) declares `name`. */
+function declaresName(fn: SgNode, name: string, cache: Map<number, boolean>): boolean {
+  const hit = cache.get(fn.id());
+  if (hit !== undefined) return hit;
+  const declares = occurrencesIn(fn, name).some((o) => {
+    const kind = roleOf(o).kind;
+    return (kind === 'parameter' || kind === 'declare') && innermostFunction(o)?.id() === fn.id();
+  });
+  cache.set(fn.id(), declares);
+  return declares;
+}
+
+/** The function that declares the `name` used at `use` (closures reach outwards), or the file. */
+function declaringScope(use: SgNode, name: string, cache = new Map<number, boolean>()): SgNode | null {
+  for (let fn = innermostFunction(use); fn; fn = innermostFunction(fn))
+    if (declaresName(fn, name, cache)) return fn;
+  let root = use;
+  for (let p = use.parent(); p; p = p.parent()) root = p;
+  return root.kind() === 'source_file' ? root : null;
+}
+
+function resolveName(use: SgNode, walk: Walk): ValueShape {
+  const name = use.text();
+  if (name === '_') return dynamicShape();
+  const cache = new Map<number, boolean>();
+  const scope = declaringScope(use, name, cache);
+  if (!scope) return dynamicShape();
+  const key = `${scope.id()}:${name}`;
+  // `q = q + " AND x"`: the name inside its own value adds nothing the other assignments do not.
+  if (walk.resolving.has(key)) return constantShape('');
+  const resolving = new Set(walk.resolving).add(key);
+  const inner = { ...walk, resolving };
+
+  const roles: Role[] = [];
+  for (const occurrence of occurrencesIn(scope, name)) {
+    const role = roleOf(occurrence);
+    if (role.kind === 'use') continue;
+    // An occurrence inside a nested function that declares its own `name` is another variable.
+    if (ownerScope(occurrence, name, scope, cache)?.id() !== scope.id()) continue;
+    roles.push(role);
+  }
+  if (scope.kind() === 'source_file' && !roles.some((r) => r.kind === 'declare'))
+    return ALL_CAPS.test(name) ? constantShape(name) : dynamicShape();
+  return combine(roles, inner);
+}
+
+/**
+ * The scope an occurrence's `name` belongs to: the first enclosing function declaring it, or the
+ * file (`scope`, the scope being resolved, is the file whenever a top-level declaration is met).
+ */
+function ownerScope(
+  occurrence: SgNode,
+  name: string,
+  scope: SgNode,
+  cache: Map<number, boolean>,
+): SgNode | null {
+  const role = roleOf(occurrence);
+  const own = innermostFunction(occurrence);
+  if ((role.kind === 'parameter' || role.kind === 'declare') && own) return own;
+  if (role.kind === 'declare' && !own) return scope;
+  return declaringScope(occurrence, name, cache);
+}
+
+/** Constant when every assignment is; text: the first value's text plus what `+=` appends. */
+function combine(roles: Role[], walk: Walk): ValueShape {
+  let constant = true;
+  let base: string | null = null;
+  const appended: string[] = [];
+  for (const role of roles) {
+    if (role.kind === 'parameter' || role.kind === 'escape') return dynamicShape();
+    if (role.kind !== 'declare' && role.kind !== 'assign') continue;
+    if (role.dynamic) return dynamicShape();
+    if (role.value === null) continue;
+    const shape = shapeOf(role.value, walk);
+    constant &&= shape.constant;
+    if (role.kind === 'assign' && role.append) appended.push(shape.text);
+    else base ??= shape.text;
+  }
+  const text = (base ?? '') + appended.join('');
+  return constant ? constantShape(text) : dynamicShape(text || DYNAMIC);
+}
+
+/** What an identifier occurrence does to its variable. */
+function roleOf(occurrence: SgNode): Role {
+  const parent = occurrence.parent();
+  if (!parent) return { kind: 'use' };
+  switch (parent.kind()) {
+    case 'parameter_declaration':
+    case 'variadic_parameter_declaration':
+      return parent.field('type')?.id() === occurrence.id() ? { kind: 'use' } : parameterRole(parent);
+    case 'var_spec':
+    case 'const_spec':
+      return specRole(parent, occurrence);
+    case 'expression_list':
+      return listRole(parent, occurrence);
+    case 'unary_expression':
+      return parent.field('operator')?.text() === '&' ? { kind: 'escape' } : { kind: 'use' };
+    case 'inc_statement':
+    case 'dec_statement':
+      return { kind: 'assign', value: null, type: null, dynamic: false, append: false };
+    default:
+      return { kind: 'use' };
+  }
+}
+
+/** A named result starts at its zero value and is assigned like a variable; other parameters come from the caller. */
+function parameterRole(declaration: SgNode): Role {
+  const list = declaration.parent();
+  const fn = list?.parent();
+  // `cb func(q string)`: a name inside a function type declares nothing.
+  if (!fn || !FUNCTION_KINDS.has(String(fn.kind()))) return { kind: 'use' };
+  const isResult = fn.field('result')?.id() === list?.id();
+  return isResult
+    ? { kind: 'declare', value: null, type: declaration.field('type'), dynamic: false }
+    : { kind: 'parameter' };
+}
+
+function specRole(spec: SgNode, occurrence: SgNode): Role {
+  const names = spec.children().filter((c) => c.kind() === 'identifier');
+  const index = names.findIndex((n) => n.id() === occurrence.id());
+  if (index < 0) return { kind: 'use' };
+  const values = spec.field('value')?.namedChildren() ?? [];
+  const type = spec.field('type');
+  if (values.length === 0) return { kind: 'declare', value: null, type, dynamic: false };
+  // `var a, b = f()`: one call, several results.
+  if (values.length !== names.length) return { kind: 'declare', value: null, type, dynamic: true };
+  return { kind: 'declare', value: values[index] ?? null, type, dynamic: false };
+}
+
+function listRole(list: SgNode, occurrence: SgNode): Role {
+  const statement = list.parent();
+  if (!statement || statement.field('left')?.id() !== list.id()) {
+    // `switch v := x.(type)`: the left list has no field name.
+    if (statement?.kind() === 'type_switch_statement' && list.id() === statement.namedChildren()[0]?.id())
+      return { kind: 'declare', value: null, type: null, dynamic: true };
+    return { kind: 'use' };
+  }
+  const lefts = list.namedChildren();
+  const index = lefts.findIndex((n) => n.id() === occurrence.id());
+  const declares = statement.children().some((c) => c.text() === ':=');
+  switch (statement.kind()) {
+    case 'short_var_declaration':
+    case 'assignment_statement': {
+      const rights = statement.field('right')?.namedChildren() ?? [];
+      const operator = statement.field('operator')?.text() ?? ':=';
+      const paired = rights.length === lefts.length ? (rights[index] ?? null) : null;
+      const dynamic = paired === null;
+      if (statement.kind() === 'short_var_declaration')
+        return { kind: 'declare', value: paired, type: null, dynamic };
+      return { kind: 'assign', value: paired, type: null, dynamic, append: operator === '+=' };
+    }
+    case 'range_clause': {
+      const range = statement.field('right');
+      const kind = declares ? 'declare' : 'assign';
+      // Ranging over a constant list gives its constant elements; anything else is data.
+      const source = range?.kind() === 'composite_literal' ? range : null;
+      if (kind === 'declare') return { kind, value: source, type: null, dynamic: source === null };
+      return { kind, value: source, type: null, dynamic: source === null, append: false };
+    }
+    case 'receive_statement':
+      return declares
+        ? { kind: 'declare', value: null, type: null, dynamic: true }
+        : { kind: 'assign', value: null, type: null, dynamic: true, append: false };
+    default:
+      return { kind: 'use' };
+  }
+}
+
+/** Go's escapes in interpreted strings and runes (`\n`, `\"`, `\x41`, `\u00e9`, `\101`). */
+function decodeEscapes(body: string): string {
+  const simple: Record<string, string> = {
+    a: '\u0007',
+    b: '\b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+    v: '\v',
+    '\\': '\\',
+    "'": "'",
+    '"': '"',
+  };
+  return body.replace(
+    /\\(x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4}|U[0-9a-fA-F]{8}|[0-7]{3}|.)/g,
+    (whole, e: string) => {
+      if (e.length === 1) return simple[e] ?? whole;
+      const code =
+        e[0] === 'x' || e[0] === 'u' || e[0] === 'U'
+          ? Number.parseInt(e.slice(1), 16)
+          : Number.parseInt(e, 8);
+      return Number.isFinite(code) && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
+    },
+  );
+}

@@ -1,0 +1,709 @@
+/**
+ * Data flow for Java: what reaches a sink, read from the method (or lambda, constructor,
+ * initializer) that encloses it, then the fields of the enclosing classes.
+ *
+ * Java-specific choices, each because of what an injection can and cannot carry:
+ * - A value whose declared type is numeric or boolean (`int limit`, `Long id`, `args.length`,
+ *   `Integer.parseInt(s)`, `a < b`) counts as constant with text `0`: it cannot carry SQL or shell
+ *   syntax, whatever its value.
+ * - Argument vectors (`new String[]{"sh", "-c", cmd}`, `List.of(...)`, a list filled with `add`,
+ *   the arguments of `new ProcessBuilder(...)`) have as text their elements joined by
+ *   ELEMENT_SEPARATOR, so a command rule can tell `{"git", "clone", url}` (a fixed program) from
+ *   `"sh -c " + x` or `{"sh", "-c", x}`.
+ * - A local StringBuilder/StringJoiner/list is the join of its initial value and every
+ *   `append`/`insert`/`add`/`addAll` on it in the function; handed to another method as a
+ *   statement (`addFilters(sql, form);`) it may have been written there, so it is dynamic.
+ * - `Collections.nCopies(n, "?")` and `"?".repeat(n)` read as their element: a repetition count
+ *   carries no data (placeholder lists for `IN (...)`).
+ */
+import type { SgNode } from '@ast-grep/napi';
+import {
+  constantShape,
+  DYNAMIC,
+  dynamicShape,
+  type FlowLanguage,
+  joinShapes,
+  type ValueShape,
+} from './types';
+
+/** Joins the elements of an argument vector or list in a shape's text. */
+export const ELEMENT_SEPARATOR = '\u0001';
+
+/** A shape, plus the elements when the value is an array or list (and its joiner, if any). */
+interface Shape extends ValueShape {
+  elements?: Shape[];
+  /** The separator a StringJoiner puts between its elements when it becomes a string. */
+  separator?: string;
+}
+
+const MAX_DEPTH = 20;
+
+const NUMBER_LITERALS = new Set([
+  'decimal_integer_literal',
+  'hex_integer_literal',
+  'octal_integer_literal',
+  'binary_integer_literal',
+  'decimal_floating_point_literal',
+  'hex_floating_point_literal',
+]);
+const SCOPE_KINDS = new Set([
+  'method_declaration',
+  'constructor_declaration',
+  'compact_constructor_declaration',
+  'lambda_expression',
+  'static_initializer',
+]);
+const CLASS_BODY_KINDS = new Set(['class_body', 'interface_body', 'enum_body', 'enum_body_declarations']);
+/** Binders that take whatever the code hands them at runtime. */
+const RUNTIME_BINDERS = new Set([
+  'catch_formal_parameter',
+  'instanceof_expression',
+  'type_pattern',
+  'record_pattern_component',
+]);
+/** Boxed and value types whose text is digits, a boolean or hex: nothing that can break out of SQL or a shell. */
+const NUMERIC_TYPES = new Set([
+  'Integer',
+  'Long',
+  'Short',
+  'Byte',
+  'Double',
+  'Float',
+  'Boolean',
+  'BigDecimal',
+  'BigInteger',
+  'UUID',
+  'AtomicInteger',
+  'AtomicLong',
+]);
+/** Classes every static method of which returns a number, a boolean or its digits. */
+const NUMERIC_CLASSES = /^(java\.lang\.)?(Integer|Long|Short|Byte|Double|Float|Boolean|Math|StrictMath)$/;
+/** Methods that return a number or a boolean on any receiver. */
+const NUMERIC_METHODS =
+  /^(length|size|count|ordinal|hashCode|indexOf|lastIndexOf|compareTo|compareToIgnoreCase|equals|equalsIgnoreCase|isEmpty|isBlank|contains|containsKey|startsWith|endsWith|matches|intValue|longValue|doubleValue|getAsInt|getAsLong)$/;
+/** Methods that return their receiver's text, reshaped but not extended. */
+const TRANSPARENT_METHODS =
+  /^(toString|trim|strip|stripLeading|stripTrailing|stripIndent|toUpperCase|toLowerCase|intern|repeat|getBytes|toCharArray|toArray|chars)$/;
+const MUTATORS = new Set(['append', 'insert', 'add', 'addAll', 'addLast', 'addFirst', 'push']);
+const STRING_BUILDERS = /^(StringBuilder|StringBuffer)$/;
+const LISTS = /^(ArrayList|LinkedList|Vector|ArrayDeque|LinkedHashSet|HashSet|TreeSet)$/;
+const ALL_CAPS = /^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/;
+const FORMAT_SPEC = /%(\d+\$)?[-#+ 0,(<]*\d*(\.\d+)?([a-zA-Z%])/g;
+const NUMERIC_CONVERSIONS = /^[dxXoeEfgGaAbBhH]$/;
+
+interface Context {
+  depth: number;
+  /** Bindings being resolved (scope or field ids with the name): a name reached again adds nothing. */
+  visiting: Set<string>;
+  /** The node the rule asked about: its own call does not count as handing a builder elsewhere. */
+  sink: SgNode;
+  tree: TreeIndex;
+}
+
+/**
+ * What the tree says about names, kept per parsed file: the engine asks about every match of a
+ * file, and each answer walks the same scopes and class bodies.
+ */
+interface TreeIndex {
+  /** Whether a scope declares a name, by `<scope id>:<name>`. */
+  declares: Map<string, boolean>;
+  /** A scope's bindings of a name, by `<scope id>:<name>`. */
+  bindings: Map<string, Bindings | null>;
+  /** A class body's fields, enum constants and record components by name, by body id. */
+  fields: Map<number, Map<string, SgNode>>;
+}
+
+const indexes = new WeakMap<object, TreeIndex>();
+
+function indexFor(node: SgNode): TreeIndex {
+  const root = node.getRoot();
+  let index = indexes.get(root);
+  if (!index) {
+    index = { declares: new Map(), bindings: new Map(), fields: new Map() };
+    indexes.set(root, index);
+  }
+  return index;
+}
+
+function memo<K, V>(map: Map<K, V>, key: K, compute: () => V): V {
+  if (map.has(key)) return map.get(key) as V;
+  const value = compute();
+  map.set(key, value);
+  return value;
+}
+
+const constant = (text: string): Shape => constantShape(text);
+const dynamic = (): Shape => dynamicShape(DYNAMIC);
+const NUMERIC: Shape = constantShape('0');
+
+const join = (parts: Shape[]): Shape => joinShapes(parts);
+
+function vector(elements: Shape[], separator?: string): Shape {
+  return {
+    constant: elements.every((e) => e.constant),
+    text: elements.map((e) => e.text).join(ELEMENT_SEPARATOR),
+    elements,
+    ...(separator === undefined ? {} : { separator }),
+  };
+}
+
+/** A value used as a string: a StringJoiner joins its elements, anything else keeps its text. */
+function asString(shape: Shape): Shape {
+  if (!shape.elements || shape.separator === undefined) return shape;
+  return { constant: shape.constant, text: shape.elements.map((e) => e.text).join(shape.separator) };
+}
+
+const ESCAPES: Record<string, string> = { n: '\n', t: '\t', r: '\r', b: '\b', f: '\f', s: ' ', '0': '\0' };
+
+function unescapeJava(text: string): string {
+  return text.replace(/\\(u+[0-9a-fA-F]{4}|[0-7]{1,3}|.)/gs, (_, e: string) => {
+    if (e.startsWith('u')) return String.fromCharCode(Number.parseInt(e.replace(/^u+/, ''), 16));
+    if (/^[0-7]+$/.test(e)) return String.fromCharCode(Number.parseInt(e, 8));
+    return ESCAPES[e] ?? e;
+  });
+}
+
+/** A node's kind as a plain string (the napi types narrow it to the grammars it knows). */
+const kindOf = (node: SgNode): string => node.kind() as string;
+const argumentsOf = (call: SgNode): SgNode[] => call.field('arguments')?.namedChildren() ?? [];
+const typeName = (type: SgNode | null) => type?.text().replace(/<.*$/s, '').replace(/^.*\./, '') ?? '';
+
+function isNumericType(type: SgNode | null): boolean {
+  if (!type) return false;
+  const kind = kindOf(type);
+  if (kind === 'integral_type') return type.text() !== 'char';
+  if (kind === 'floating_point_type' || kind === 'boolean_type') return true;
+  return kind === 'type_identifier' && NUMERIC_TYPES.has(type.text());
+}
+
+function isScope(node: SgNode): boolean {
+  const kind = kindOf(node);
+  // An instance initializer is a bare block in a class body.
+  return SCOPE_KINDS.has(kind) || (kind === 'block' && node.parent()?.kind() === 'class_body');
+}
+
+function nearestScope(node: SgNode): SgNode | null {
+  for (const a of node.ancestors()) {
+    if (isScope(a)) return a;
+    if (CLASS_BODY_KINDS.has(kindOf(a))) return null;
+  }
+  return null;
+}
+
+const sameNode = (a: SgNode | null, b: SgNode | null) => a !== null && b !== null && a.id() === b.id();
+
+/** The parameters a scope declares, as [name node, type node | null] pairs. */
+function parametersOf(scope: SgNode): [SgNode, SgNode | null][] {
+  const params = scope.field('parameters');
+  if (!params) return [];
+  if (params.kind() === 'identifier') return [[params, null]];
+  const out: [SgNode, SgNode | null][] = [];
+  for (const p of params.namedChildren()) {
+    if (p.kind() === 'identifier') out.push([p, null]);
+    else if (p.kind() === 'formal_parameter') {
+      const name = p.field('name');
+      if (name) out.push([name, p.field('type')]);
+    } else if (p.kind() === 'spread_parameter') {
+      const name = p.find({ rule: { kind: 'variable_declarator' } })?.field('name');
+      if (name) out.push([name, null]);
+    }
+  }
+  return out;
+}
+
+/** Everything in `scope` that binds or changes `name`, owned by that scope (not a nested redeclaration). */
+interface Bindings {
+  parameter: SgNode | null;
+  declarators: SgNode[];
+  /** catch parameters, patterns, for-each variables and try resources. */
+  binders: SgNode[];
+  assignments: SgNode[];
+  /** `name.append(x)`, `name.add(x)`, `Collections.addAll(name, ...)`, `name[i] = x`, in source order. */
+  mutations: SgNode[];
+  /** Statement calls that receive the name as an argument. */
+  handedTo: SgNode[];
+}
+
+function bindingName(node: SgNode): string | null {
+  const kind = kindOf(node);
+  if (kind === 'variable_declarator') {
+    const parent = node.parent()?.kind();
+    return parent === 'local_variable_declaration' ? (node.field('name')?.text() ?? null) : null;
+  }
+  if (kind === 'enhanced_for_statement' || kind === 'resource' || RUNTIME_BINDERS.has(kind))
+    return node.field('name')?.text() ?? null;
+  return null;
+}
+
+const declaresDirectly = (scope: SgNode, name: string, ctx: Context) =>
+  memo(ctx.tree.declares, `${scope.id()}:${name}`, () => scopeDeclares(scope, name));
+
+function scopeDeclares(scope: SgNode, name: string): boolean {
+  if (parametersOf(scope).some(([n]) => n.text() === name)) return true;
+  return scope
+    .findAll({ rule: { any: binderRules(name) } })
+    .some((b) => bindingName(b) === name && sameNode(nearestScope(b), scope));
+}
+
+/** `name` in a regex (Java names may hold `$`). */
+const escaped = (name: string) => name.replace(/\$/g, '\\$');
+const exactly = (name: string) => `^${escaped(name)}$`;
+
+/** Nodes that bind `name`: local declarators, loop variables, resources, catch parameters, patterns. */
+const binderRules = (name: string) =>
+  ['variable_declarator', 'enhanced_for_statement', 'resource', ...RUNTIME_BINDERS].map((kind) => ({
+    kind,
+    has: { field: 'name', regex: exactly(name) },
+  }));
+
+/** Nodes that may bind, write or hand on `name`; filtered natively so few cross into JS. */
+const touchRules = (name: string) => {
+  const named = { kind: 'identifier', regex: exactly(name) };
+  return [
+    ...binderRules(name),
+    {
+      kind: 'assignment_expression',
+      has: { field: 'left', any: [named, { kind: 'array_access', has: { field: 'array', ...named } }] },
+    },
+    { kind: 'method_invocation' },
+    { kind: 'object_creation_expression' },
+  ];
+};
+
+/** The scope that binds `name` as seen from `node`: the first enclosing scope declaring it. */
+function owningScope(node: SgNode, name: string, ctx: Context): SgNode | null {
+  for (const a of node.ancestors()) {
+    if (CLASS_BODY_KINDS.has(kindOf(a))) return null;
+    if (isScope(a) && declaresDirectly(a, name, ctx)) return a;
+  }
+  return null;
+}
+
+/** The identifier a chain of mutator calls starts from: `sb` in `sb.append(a).append(b)`. */
+function chainRoot(call: SgNode): SgNode | null {
+  let object = call.field('object');
+  while (object?.kind() === 'method_invocation' && MUTATORS.has(object.field('name')?.text() ?? ''))
+    object = object.field('object');
+  return object;
+}
+
+const bindingsOf = (scope: SgNode, name: string, ctx: Context) =>
+  memo(ctx.tree.bindings, `${scope.id()}:${name}`, () => collectBindings(scope, name, ctx));
+
+function collectBindings(scope: SgNode, name: string, ctx: Context): Bindings | null {
+  const parameter = parametersOf(scope).find(([n]) => n.text() === name);
+  const owned = (n: SgNode) => sameNode(owningScope(n, name, ctx), scope);
+  const found: Bindings = {
+    parameter: parameter ? (parameter[0].parent() ?? parameter[0]) : null,
+    declarators: [],
+    binders: [],
+    assignments: [],
+    mutations: [],
+    handedTo: [],
+  };
+  const candidates = scope.findAll({
+    rule: {
+      any: touchRules(name),
+    },
+  });
+  for (const node of candidates) {
+    const kind = kindOf(node);
+    if (bindingName(node) === name) {
+      if (!sameNode(nearestScope(node), scope)) continue;
+      (kind === 'variable_declarator' ? found.declarators : found.binders).push(node);
+    } else if (kind === 'assignment_expression') {
+      const left = node.field('left');
+      const target = left?.kind() === 'array_access' ? left.field('array') : left;
+      if (target?.kind() !== 'identifier' || target.text() !== name || !owned(node)) continue;
+      (left?.kind() === 'array_access' ? found.mutations : found.assignments).push(node);
+    } else if (kind === 'method_invocation' || kind === 'object_creation_expression') {
+      const method = node.field('name')?.text() ?? '';
+      const root = kind === 'method_invocation' ? chainRoot(node) : null;
+      if (MUTATORS.has(method) && root?.kind() === 'identifier' && root.text() === name && owned(node)) {
+        found.mutations.push(node);
+        continue;
+      }
+      const passed = argumentsOf(node).some((a) => a.kind() === 'identifier' && a.text() === name);
+      if (!passed || !owned(node)) continue;
+      if (method === 'addAll' && node.field('object')?.text() === 'Collections') found.mutations.push(node);
+      else if (node.parent()?.kind() === 'expression_statement') found.handedTo.push(node);
+    }
+  }
+  const bound = found.parameter !== null || found.declarators.length > 0 || found.binders.length > 0;
+  return bound ? found : null;
+}
+
+/** Source order of writes; a chained call (`sb.append(a).append(b)`) is placed by its arguments. */
+const byPosition = (a: SgNode, b: SgNode) => {
+  const at = (n: SgNode) => (n.field('arguments') ?? n).range().start.index;
+  return at(a) - at(b);
+};
+
+function isMutableInitializer(value: SgNode | null): boolean {
+  if (!value) return false;
+  const kind = kindOf(value);
+  if (kind === 'array_creation_expression' || kind === 'array_initializer') return true;
+  if (kind !== 'object_creation_expression') return false;
+  const type = typeName(value.field('type'));
+  return STRING_BUILDERS.test(type) || LISTS.test(type) || type === 'StringJoiner';
+}
+
+/** What a local name holds, from everything its scope does to it. */
+function shapeOfBindings(b: Bindings, ctx: Context & { use: SgNode }): Shape {
+  if (b.parameter) return isNumericType(b.parameter.field('type')) ? NUMERIC : dynamic();
+  const declarator = b.declarators[0];
+  const declaredType = declarator?.parent()?.field('type') ?? null;
+  if (isNumericType(declaredType)) return NUMERIC;
+  // Loop variables and catch parameters of one name in sibling statements: the one around the use.
+  const binder = b.binders.find((n) => contains(n, ctx.use)) ?? b.binders[0];
+  if (binder) {
+    if (binder.kind() === 'enhanced_for_statement') {
+      if (isNumericType(binder.field('type'))) return NUMERIC;
+      const over = shapeIn(binder.field('value'), ctx);
+      const first = over.elements?.[0];
+      return over.elements && first ? { constant: over.constant, text: first.text } : dynamic();
+    }
+    if (binder.kind() === 'resource') return shapeIn(binder.field('value'), ctx);
+    return dynamic();
+  }
+  // Sibling blocks may each declare the name: the first initializer gives the text, all must be constant.
+  const [initializer = null, ...otherInitializers] = b.declarators
+    .map((d) => d.field('value'))
+    .filter((v): v is SgNode => v !== null);
+  let shape: Shape | null = initializer ? shapeIn(initializer, ctx) : null;
+  let allConstant = (shape?.constant ?? true) && otherInitializers.every((v) => shapeIn(v, ctx).constant);
+  for (const w of [...b.assignments].sort(byPosition)) {
+    const operator = w.field('operator')?.text();
+    const right = shapeIn(w.field('right'), ctx);
+    allConstant &&= right.constant;
+    if (operator === '+=' && shape) shape = join([asString(shape), asString(right)]);
+    else if (operator === '=' && !shape) shape = right;
+  }
+  if (!shape) return dynamic();
+  for (const m of [...b.mutations].sort(byPosition)) {
+    const added = mutationShape(m, ctx);
+    allConstant &&= added.constant;
+    shape = shape.elements
+      ? vector([...shape.elements, ...(added.elements ?? [added])], shape.separator)
+      : join([shape, asString(added)]);
+  }
+  if (isMutableInitializer(initializer) && b.handedTo.some((call) => !contains(call, ctx.sink)))
+    return { ...shape, constant: false };
+  return { ...shape, constant: allConstant && shape.constant };
+}
+
+function contains(outer: SgNode, inner: SgNode): boolean {
+  const o = outer.range();
+  const i = inner.range();
+  return o.start.index <= i.start.index && i.end.index <= o.end.index;
+}
+
+/** What one mutation adds: the appended value, the added elements, the assigned element. */
+function mutationShape(m: SgNode, ctx: Context): Shape {
+  if (m.kind() === 'assignment_expression') return shapeIn(m.field('right'), ctx);
+  const args = argumentsOf(m);
+  const method = m.field('name')?.text();
+  if (method === 'addAll' && m.field('object')?.text() === 'Collections')
+    return vector(args.slice(1).map((a) => shapeIn(a, ctx)));
+  const last = args[args.length - 1];
+  if (!last) return constant('');
+  const value = shapeIn(last, ctx);
+  if (method === 'addAll') return value.elements ? vector(value.elements) : dynamic();
+  // `insert(0, x)` and `add(0, x)` put x at an index: kept as an addition (its order is not tracked).
+  return value;
+}
+
+/** The members of a class body that a bare name can mean: fields, enum constants, record components. */
+function membersOf(body: SgNode): Map<string, SgNode> {
+  const members = new Map<string, SgNode>();
+  const record = body.parent();
+  if (record?.kind() === 'record_declaration')
+    for (const [name] of parametersOf(record)) members.set(name.text(), name.parent() ?? name);
+  for (const member of body.children()) {
+    const kind = kindOf(member);
+    if (kind === 'enum_constant') {
+      const name = member.field('name')?.text();
+      if (name) members.set(name, member);
+    }
+    if (kind !== 'field_declaration' && kind !== 'constant_declaration') continue;
+    for (const d of member.fieldChildren('declarator')) {
+      const name = d.field('name')?.text();
+      if (name) members.set(name, d);
+    }
+  }
+  return members;
+}
+
+const fieldIn = (body: SgNode, name: string, ctx: Context) =>
+  memo(ctx.tree.fields, body.id(), () => membersOf(body)).get(name) ?? null;
+
+const hasModifier = (declaration: SgNode | null, modifier: string) =>
+  declaration
+    ?.children()
+    .some((c) => c.kind() === 'modifiers' && c.children().some((m) => m.text() === modifier)) ?? false;
+
+/** What a field holds: a final or never-reassigned private field is its initializer. */
+function shapeOfField(declarator: SgNode, body: SgNode, ctx: Context): Shape {
+  const name = declarator.field('name')?.text() ?? '';
+  if (declarator.kind() === 'enum_constant') return constant(name);
+  if (declarator.kind() === 'formal_parameter')
+    return isNumericType(declarator.field('type')) ? NUMERIC : dynamic();
+  const declaration = declarator.parent();
+  if (isNumericType(declaration?.field('type') ?? null)) return NUMERIC;
+  const value = declarator.field('value');
+  const isConstant = declaration?.kind() === 'constant_declaration' || hasModifier(declaration, 'final');
+  if (isConstant) return value ? shapeIn(value, ctx) : ALL_CAPS.test(name) ? constant(name) : dynamic();
+  if (!value || !hasModifier(declaration, 'private')) return dynamic();
+  const target = `^(this\\.)?${escaped(name)}$`;
+  const written = body.findAll({
+    rule: {
+      any: [
+        { kind: 'assignment_expression', has: { field: 'left', regex: target } },
+        { kind: 'update_expression', has: { regex: target } },
+        {
+          kind: 'method_invocation',
+          all: [
+            { has: { field: 'name', regex: `^(${[...MUTATORS].join('|')})$` } },
+            { has: { field: 'object', regex: target } },
+          ],
+        },
+      ],
+    },
+  });
+  return written.length === 0 ? shapeIn(value, ctx) : dynamic();
+}
+
+/** Resolves a name: enclosing scopes innermost first, then the fields of enclosing classes. */
+function resolveName(node: SgNode, ctx: Context, fieldsOnly = false): Shape {
+  const name = node.kind() === 'field_access' ? (node.field('field')?.text() ?? '') : node.text();
+  for (const a of node.ancestors()) {
+    if (!fieldsOnly && isScope(a)) {
+      const bindings = bindingsOf(a, name, ctx);
+      if (bindings)
+        return guarded(`${a.id()}:${name}`, ctx, () => shapeOfBindings(bindings, { ...ctx, use: node }));
+    }
+    if (CLASS_BODY_KINDS.has(kindOf(a))) {
+      const field = fieldIn(a, name, ctx);
+      if (field) return guarded(`${field.id()}:${name}`, ctx, () => shapeOfField(field, a, ctx));
+    }
+  }
+  return ALL_CAPS.test(name) && name.length > 1 ? constant(name) : dynamic();
+}
+
+/** Runs `resolve` unless `key` is already being resolved: a value reached from itself adds nothing. */
+function guarded(key: string, ctx: Context, resolve: () => Shape): Shape {
+  if (ctx.visiting.has(key)) return constant('');
+  ctx.visiting.add(key);
+  try {
+    return resolve();
+  } finally {
+    ctx.visiting.delete(key);
+  }
+}
+
+function fieldAccess(node: SgNode, ctx: Context): Shape {
+  const object = node.field('object');
+  const field = node.field('field')?.text() ?? '';
+  if (field === 'length') return NUMERIC;
+  if (object?.kind() === 'this') return resolveName(node, ctx, true);
+  return ALL_CAPS.test(field) ? constant(field) : dynamic();
+}
+
+function stringLiteral(node: SgNode, ctx: Context): Shape {
+  const parts: Shape[] = [];
+  for (const child of node.children()) {
+    const kind = kindOf(child);
+    if (kind === 'string_fragment') parts.push(constant(child.text()));
+    else if (kind === 'multiline_string_fragment')
+      parts.push(constant(child.text().replace(/^[ \t]*\r?\n/, '')));
+    else if (kind === 'escape_sequence') parts.push(constant(unescapeJava(child.text())));
+    else if (kind === 'string_interpolation') parts.push(shapeIn(child.namedChildren()[0] ?? null, ctx));
+  }
+  return join(parts);
+}
+
+/** `String.format`/`formatted`: the format's text with each specifier replaced by its argument. */
+function format(fmt: Shape, args: Shape[]): Shape {
+  let next = 0;
+  let fixed = fmt.constant;
+  const text = fmt.text.replace(
+    FORMAT_SPEC,
+    (_spec, position: string | undefined, _precision, conversion: string) => {
+      if (conversion === '%') return '%';
+      if (conversion === 'n') return '\n';
+      const arg = args[position ? Number.parseInt(position, 10) - 1 : next++] ?? dynamic();
+      // Numeric conversions print digits (or a boolean, a hash) whatever the argument is.
+      if (NUMERIC_CONVERSIONS.test(conversion)) return '0';
+      fixed &&= arg.constant;
+      return asString(arg).text;
+    },
+  );
+  return { constant: fixed, text };
+}
+
+function invocation(node: SgNode, ctx: Context): Shape {
+  const method = node.field('name')?.text() ?? '';
+  const object = node.field('object');
+  const owner = object?.text() ?? '';
+  const args = argumentsOf(node);
+  const shapes = () => args.map((a) => shapeIn(a, ctx));
+  if (object && NUMERIC_CLASSES.test(owner)) return NUMERIC;
+  if (owner === 'String' || owner === 'java.lang.String') {
+    if (method === 'format') {
+      const all = shapes();
+      // String.format(Locale, fmt, args...)
+      const skip = args[0] && /Locale\b/.test(args[0].text()) ? 1 : 0;
+      return format(asString(all[skip] ?? dynamic()), all.slice(skip + 1));
+    }
+    if (method === 'valueOf' || method === 'copyValueOf') return asString(shapeIn(args[0] ?? null, ctx));
+    if (method === 'join') return joinWith(shapes());
+  }
+  if (owner === 'Objects' && (method === 'toString' || method === 'requireNonNull'))
+    return asString(shapeIn(args[0] ?? null, ctx));
+  if (owner === 'MessageFormat' && method === 'format') {
+    const [fmt, ...rest] = shapes();
+    if (!fmt) return dynamic();
+    return {
+      ...join([fmt, ...rest]),
+      text: fmt.text.replace(/\{(\d+)[^}]*\}/g, (s, i: string) => rest[Number(i)]?.text ?? s),
+    };
+  }
+  if (/^(List|Set|Stream|Arrays|Collections)$/.test(owner)) {
+    if (/^(of|asList|singletonList|singleton)$/.test(method)) return vector(shapes());
+    if (/^(copyOf|unmodifiable\w*)$/.test(method)) return shapeIn(args[0] ?? null, ctx);
+    // The count only repeats the element: `String.join(",", Collections.nCopies(ids.size(), "?"))`.
+    if (method === 'nCopies') return vector([shapeIn(args[1] ?? null, ctx)]);
+  }
+  if (NUMERIC_METHODS.test(method)) return NUMERIC;
+  if (!object) return dynamic();
+  if (MUTATORS.has(method)) {
+    const root = chainRoot(node);
+    // A chain on a local builder is part of what the builder holds: read the builder.
+    if (root?.kind() === 'identifier') return shapeIn(root, ctx);
+    const base = shapeIn(object, ctx);
+    const added = mutationShape(node, ctx);
+    return base.elements
+      ? vector([...base.elements, ...(added.elements ?? [added])], base.separator)
+      : join([base, asString(added)]);
+  }
+  if (TRANSPARENT_METHODS.test(method)) return asString(shapeIn(object, ctx));
+  if (method === 'formatted') return format(asString(shapeIn(object, ctx)), shapes());
+  if (method === 'concat') return join([asString(shapeIn(object, ctx)), ...shapes().map(asString)]);
+  return dynamic();
+}
+
+/** `String.join(sep, a, b)` or `String.join(sep, list)`. */
+function joinWith([separator, ...rest]: Shape[]): Shape {
+  if (!separator) return dynamic();
+  const only = rest.length === 1 ? rest[0] : undefined;
+  const parts = only?.elements ?? (only ? null : rest);
+  if (!parts) return only?.constant ? { constant: true, text: only.text } : dynamic();
+  return {
+    constant: separator.constant && parts.every((p) => p.constant),
+    text: parts.map((p) => p.text).join(separator.text),
+  };
+}
+
+function creation(node: SgNode, ctx: Context): Shape {
+  const type = typeName(node.field('type'));
+  const args = argumentsOf(node);
+  const first = args[0];
+  if (STRING_BUILDERS.test(type) || type === 'String') {
+    // `new StringBuilder(256)` sets a capacity, not a text.
+    if (!first || NUMBER_LITERALS.has(kindOf(first))) return constant('');
+    return asString(shapeIn(first, ctx));
+  }
+  if (type === 'StringJoiner') {
+    const [separator, ...affixes] = args.map((a) => shapeIn(a, ctx));
+    if (!separator || affixes.some((a) => !a.constant)) return dynamic();
+    return { ...vector([], separator.text), constant: separator.constant };
+  }
+  if (LISTS.test(type)) {
+    if (!first || NUMBER_LITERALS.has(kindOf(first))) return vector([]);
+    const copied = shapeIn(first, ctx);
+    return copied.elements ? vector(copied.elements) : dynamic();
+  }
+  return dynamic();
+}
+
+function shapeIn(node: SgNode | null, ctx: Context): Shape {
+  if (!node || ctx.depth > MAX_DEPTH) return dynamic();
+  ctx.depth++;
+  try {
+    return shapeOfNode(node, ctx);
+  } finally {
+    ctx.depth--;
+  }
+}
+
+function shapeOfNode(node: SgNode, ctx: Context): Shape {
+  const kind = kindOf(node);
+  if (NUMBER_LITERALS.has(kind)) return constant(node.text());
+  switch (kind) {
+    case 'string_literal':
+      return stringLiteral(node, ctx);
+    case 'character_literal':
+      return constant(unescapeJava(node.text().slice(1, -1)));
+    case 'true':
+    case 'false':
+    case 'class_literal':
+      return constant(node.text());
+    case 'null_literal':
+      return constant('null');
+    case 'parenthesized_expression':
+      return shapeIn(node.namedChildren()[0] ?? null, ctx);
+    case 'cast_expression':
+      return shapeIn(node.field('value'), ctx);
+    case 'binary_expression': {
+      // Every operator but + yields a number or a boolean.
+      if (node.field('operator')?.text() !== '+') return NUMERIC;
+      return join([asString(shapeIn(node.field('left'), ctx)), asString(shapeIn(node.field('right'), ctx))]);
+    }
+    case 'unary_expression':
+    case 'update_expression':
+    case 'instanceof_expression':
+      return NUMERIC;
+    case 'ternary_expression': {
+      const yes = shapeIn(node.field('consequence'), ctx);
+      const no = shapeIn(node.field('alternative'), ctx);
+      // The text of a dynamic branch, so a rule sees where data enters.
+      return { constant: yes.constant && no.constant, text: (yes.constant && !no.constant ? no : yes).text };
+    }
+    case 'template_expression':
+      return shapeIn(
+        node.field('template_argument') ??
+          node.namedChildren().find((c) => c.kind() === 'string_literal') ??
+          null,
+        ctx,
+      );
+    case 'identifier':
+      return resolveName(node, ctx);
+    case 'field_access':
+      return fieldAccess(node, ctx);
+    case 'method_invocation':
+      return invocation(node, ctx);
+    case 'object_creation_expression':
+      return creation(node, ctx);
+    case 'array_creation_expression': {
+      const value = node.field('value');
+      return value ? shapeIn(value, ctx) : vector([]);
+    }
+    case 'array_initializer':
+      return vector(node.namedChildren().map((c) => shapeIn(c, ctx)));
+    case 'argument_list': {
+      // The arguments of `new ProcessBuilder(...)`/`exec(...)`: one vector argument is the vector itself.
+      const args = node.namedChildren().map((c) => shapeIn(c, ctx));
+      const only = args.length === 1 ? args[0] : undefined;
+      return only?.elements ? vector(only.elements) : vector(args);
+    }
+    default:
+      return dynamic();
+  }
+}
+
+export const javaFlow: FlowLanguage = {
+  shapeOf(node: SgNode): ValueShape {
+    const shape = shapeIn(node, { depth: 0, visiting: new Set(), sink: node, tree: indexFor(node) });
+    return { constant: shape.constant, text: shape.text };
+  },
+};

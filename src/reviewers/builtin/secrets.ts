@@ -1,19 +1,32 @@
 /**
- * The secrets skill: secretlint with the recommended preset (AWS access key ids switched on)
- * over every changed text file. The preset's configuration lives in the skill folder
- * (`secretlint.json`), so it is part of the skill's hash.
+ * The secrets skill: secretlint's recommended preset (AWS access key ids switched on) and our
+ * supplementary rules (`secret-rules.ts`) over every changed text file, run on `@secretlint/core`
+ * directly. The rule list and options live in the skill folder (`secretlint.json`), so they are
+ * part of the skill's hash. Known example values and scanners' test samples are dropped
+ * (`secret-examples.ts`); everything else is reported.
  */
+import { extname } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { createEngine } from '@secretlint/node';
-// A dependency of @secretlint/node (pinned to the same 12.0.0); imported only to reset it.
+import { lintSource } from '@secretlint/core';
+// A dependency of @secretlint/core (pinned to the same 12.0.0); imported only to reset it.
 import { secretLintProfiler } from '@secretlint/profiler';
+import { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset-recommend';
+import type {
+  SecretLintCoreConfig,
+  SecretLintCoreConfigUnionRule,
+  SecretLintCoreResultMessage,
+  SecretLintUnionRuleCreator,
+} from '@secretlint/types';
+import { type FileRole, roleOfPath } from '../../core/file-roles';
 import type { Severity } from '../../core/review';
 import { SEVERITIES } from '../../core/review';
 import type { CatalogSkill } from '../../skills/catalog';
+import { isSecretScannerTestMaterial, notACredential } from './secret-examples';
+import { SUPPLEMENTARY_RULES } from './secret-rules';
 
 export interface SecretMessage {
-  /** Short rule name: `aws`, `github`, `privatekey`, … */
+  /** Short rule name: `aws`, `github`, `privatekey`, `stripe`, … */
   rule: string;
   messageId: string;
   /** secretlint's message with the secret masked. */
@@ -23,34 +36,58 @@ export interface SecretMessage {
   endLine: number;
 }
 
-type Engine = Awaited<ReturnType<typeof createEngine>>;
-const engines = new Map<string, Promise<Engine>>();
+/** Every rule or preset `secretlint.json` may name, by id. */
+const KNOWN_RULES: ReadonlyMap<string, SecretLintUnionRuleCreator> = new Map<
+  string,
+  SecretLintUnionRuleCreator
+>([[recommendedPreset.meta.id, recommendedPreset], ...SUPPLEMENTARY_RULES]);
 
-function engineFor(skill: CatalogSkill): Promise<Engine> {
-  let engine = engines.get(skill.hash);
-  if (!engine) {
-    const config = skill.files['secretlint.json'];
-    if (config === undefined) throw new Error(`skill ${skill.id}: secretlint.json is missing`);
-    engine = createEngine({
-      formatter: 'json',
-      color: false,
-      // Findings are posted on pull requests: never repeat the secret itself.
-      maskSecrets: true,
-      configFileJSON: JSON.parse(config),
-    });
-    engines.set(skill.hash, engine);
-    engine.catch(() => engines.delete(skill.hash));
-  }
-  return engine;
+interface ConfigEntry {
+  id: string;
+  options?: Record<string, unknown>;
+  disabled?: boolean;
+  rules?: { id: string; options?: Record<string, unknown>; disabled?: boolean }[];
 }
 
-interface JsonResult {
-  messages: {
-    ruleId: string;
-    messageId?: string;
-    message: string;
-    loc: { start: { line: number }; end: { line: number } };
-  }[];
+/** secretlint.json (ids and options, as secretlint's own config file) with each id bound to its rule. */
+export function coreConfig(json: string, skillId: string): SecretLintCoreConfig {
+  const parsed = JSON.parse(json) as { rules?: ConfigEntry[] };
+  if (!Array.isArray(parsed.rules)) throw new Error(`skill ${skillId}: secretlint.json has no rules list`);
+  const rules = parsed.rules.map((entry) => {
+    const rule = KNOWN_RULES.get(entry.id);
+    if (!rule) throw new Error(`skill ${skillId}: secretlint.json names an unknown rule ${entry.id}`);
+    return { ...entry, rule } as SecretLintCoreConfigUnionRule;
+  });
+  return { rules };
+}
+
+const configs = new Map<string, SecretLintCoreConfig>();
+
+function configFor(skill: CatalogSkill): SecretLintCoreConfig {
+  let config = configs.get(skill.hash);
+  if (!config) {
+    const json = skill.files['secretlint.json'];
+    if (json === undefined) throw new Error(`skill ${skill.id}: secretlint.json is missing`);
+    config = coreConfig(json, skill.id);
+    configs.set(skill.hash, config);
+  }
+  return config;
+}
+
+/** Keys under which secretlint's rules put the found value in a message's data. */
+const VALUE_KEYS = new Set(['KEY', 'TOKEN', 'ID', 'CREDENTIAL', 'URI', 'URL']);
+
+/** The found values of a message (none for rules that report a whole file by its name). */
+function foundValues(message: SecretLintCoreResultMessage): string[] {
+  const data = (message.data ?? {}) as Record<string, unknown>;
+  return Object.entries(data)
+    .filter(([key, value]) => VALUE_KEYS.has(key) && typeof value === 'string' && value !== '')
+    .map(([, value]) => value as string);
+}
+
+/** Findings are posted on pull requests: never repeat the secret, nor its length. */
+function masked(text: string, values: string[]): string {
+  return values.reduce((out, value) => out.replaceAll(value, '********'), text);
 }
 
 /**
@@ -103,31 +140,64 @@ async function afterScan() {
   }
 }
 
+/**
+ * The credentials in `content`. `role` is the file's role as the review classified it; without it,
+ * the role its path conventionally has.
+ */
 export async function scanSecrets(
   skill: CatalogSkill,
   path: string,
   content: string,
+  role: FileRole = roleOfPath(path),
 ): Promise<SecretMessage[]> {
-  const engine = await engineFor(skill);
+  const config = configFor(skill);
+  if (isSecretScannerTestMaterial(path)) return [];
   while (gate) await gate.promise;
   inFlight++;
-  let output: string;
+  let messages: SecretLintCoreResultMessage[];
   try {
-    ({ output } = await engine.executeOnContent({ content, filePath: path }));
+    ({ messages } = await lintSource({
+      source: { filePath: path, content, ext: extname(path), contentType: 'text' },
+      // Unmasked, so the found value can be judged; masked below before it leaves this module.
+      options: { config, maskSecrets: false },
+    }));
   } finally {
     inFlight--;
     await afterScan();
   }
-  const results = JSON.parse(output) as JsonResult[];
-  return results.flatMap((r) =>
-    r.messages.map((m) => ({
-      rule: m.ruleId.replace(/^@secretlint\/secretlint-rule-/, ''),
-      messageId: m.messageId ?? 'secret',
-      message: m.message,
-      line: m.loc.start.line,
-      endLine: Math.max(m.loc.start.line, m.loc.end.line),
-    })),
-  );
+  const kept: SecretLintCoreResultMessage[] = [];
+  for (const m of messages) {
+    const values = foundValues(m);
+    const judged = values.length > 0 ? values : [content.slice(m.range[0], m.range[1])];
+    if (judged.some((value) => notACredential(value, role) !== null)) continue;
+    kept.push(m);
+  }
+  return oneMessagePerCredential(kept).map((m) => ({
+    rule: ruleName(m.ruleId),
+    messageId: m.messageId ?? 'secret',
+    message: masked(m.message, foundValues(m)),
+    line: m.loc.start.line,
+    endLine: Math.max(m.loc.start.line, m.loc.end.line),
+  }));
+}
+
+/** `@secretlint/secretlint-rule-aws` and `svc/secretlint-rule-stripe` report as `aws` and `stripe`. */
+const ruleName = (ruleId: string) => ruleId.replace(/^.*\/(?:secretlint-rule-)?/, '');
+
+/**
+ * One credential, one finding: where two messages of the same rule cover overlapping text (an
+ * `.npmrc` token is both an `_authToken` line and an npm token), the narrower, more specific one.
+ */
+function oneMessagePerCredential(messages: SecretLintCoreResultMessage[]): SecretLintCoreResultMessage[] {
+  const width = (m: SecretLintCoreResultMessage) => m.range[1] - m.range[0];
+  const overlap = (a: SecretLintCoreResultMessage, b: SecretLintCoreResultMessage) =>
+    a.range[0] < b.range[1] && b.range[0] < a.range[1];
+  const byWidth = [...messages].sort((a, b) => width(a) - width(b));
+  const kept: SecretLintCoreResultMessage[] = [];
+  for (const m of byWidth) {
+    if (!kept.some((k) => ruleName(k.ruleId) === ruleName(m.ruleId) && overlap(k, m))) kept.push(m);
+  }
+  return kept.sort((a, b) => a.range[0] - b.range[0]);
 }
 
 /** Severity of a secretlint message: front matter `severity_by_message[messageId]`, else the default. */

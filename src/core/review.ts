@@ -83,6 +83,8 @@ export interface FindingDraft {
   reviewer: string;
   /** A replacement for lines line..endLine, when the reviewer can propose one. */
   suggestion?: string | undefined;
+  /** Set when a person already answered it (an inline `svc-ignore`): the ledger records it dismissed. */
+  dismissal?: { reason: string } | undefined;
 }
 
 export function isChangedLine(file: Pick<DiffFile, 'changedLines'>, line: number): boolean {
@@ -116,4 +118,37 @@ export function findingFingerprint(input: { path: string; rule: string; anchorTe
     .update(`${input.path}\u0000${input.rule}\u0000${normalizeAnchor(input.anchorText)}`)
     .digest('hex')
     .slice(0, 32);
+}
+
+/**
+ * The ledger a finding belongs to: one per pull request, and one per commit range for reviews of
+ * a range, so two reviews of the same pull request or range never hold the same defect twice.
+ */
+export function ledgerKeyOf(
+  target: { pullRequestId: string } | { pullRequestId: null; baseSha: string; headSha: string },
+): string {
+  return target.pullRequestId !== null
+    ? `pr:${target.pullRequestId}`
+    : `range:${target.baseSha}..${target.headSha}`;
+}
+
+export type FindingStatus = 'open' | 'fixed' | 'dismissed';
+
+/** What a person can answer about a finding, over the API, MCP, a code-host reply or the CLI. */
+export const DISPOSITION_KINDS = ['dismissed', 'reopened'] as const;
+export type DispositionKind = (typeof DISPOSITION_KINDS)[number];
+
+/**
+ * Why `kind` cannot apply to a finding in `status`, or null when it can. A fixed finding is
+ * neither dismissed nor reopened by hand: its code is gone from the head, it no longer counts
+ * toward the check, and a review that finds the code again reopens it by itself. Dismissing twice
+ * is refused too, so a reason is replaced only by reopening first, and the history stays honest.
+ */
+export function dispositionRefusal(status: FindingStatus, kind: DispositionKind): string | null {
+  if (status === 'fixed')
+    return 'it is fixed (its code is gone from the head, so it no longer counts); a review that finds it again reopens it';
+  if (kind === 'dismissed' && status === 'dismissed')
+    return 'it is already dismissed; reopen it first to dismiss it with another reason';
+  if (kind === 'reopened' && status === 'open') return 'it is open: only a dismissed finding can be reopened';
+  return null;
 }

@@ -1,14 +1,17 @@
 /**
- * The findings ledger of one pull request (or one commit-range review). A re-run never
- * duplicates a finding it sees again; a finding whose anchor is gone from the new head and that
- * was not found again becomes fixed; a dismissed finding stays dismissed.
+ * The findings ledger of one pull request (or one commit-range review), in the database. What a
+ * run does to it (new, seen again, reopened, dismissed inline, fixed) is decided by
+ * `reconcileLedger` (./ledger-reconcile.ts), shared with the CLI's file ledger; this module
+ * applies that plan to the `findings` and `run_findings` tables.
  */
-import { and, eq, sql } from 'drizzle-orm';
-import { findingFingerprint, normalizeAnchor } from '../core/review';
+import { eq, sql } from 'drizzle-orm';
 import type { Orm } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, runFindings } from '../storage/schema';
+import { type HeadText, reconcileLedger } from './ledger-reconcile';
 import type { MergedFinding } from './merge';
+
+export { anchorStillPresent, fingerprintAll, type HeadText } from './ledger-reconcile';
 
 export type FindingRow = typeof findings.$inferSelect;
 
@@ -24,9 +27,6 @@ export interface LedgerScope {
   headSha: string;
 }
 
-/** The new file's text for a path at head, or null when the path no longer exists. */
-export type HeadText = (path: string) => string | null;
-
 export interface LedgerOutcome {
   /** Rows reported by this run (new, still open, or still dismissed), in report order. */
   reported: FindingRow[];
@@ -34,46 +34,8 @@ export interface LedgerOutcome {
   reopened: number;
   fixed: number;
   stillDismissed: number;
-}
-
-function anchorOf(text: string | null, line: number, endLine: number): string {
-  if (text === null) return '';
-  return text
-    .split('\n')
-    .slice(line - 1, endLine)
-    .join('\n');
-}
-
-/** Fingerprints for this run's findings; identical code flagged twice in a file stays two findings. */
-export function fingerprintAll(
-  found: MergedFinding[],
-  headText: HeadText,
-): { finding: MergedFinding; fingerprint: string; anchor: string }[] {
-  const occurrences = new Map<string, number>();
-  return [...found]
-    .sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line)
-    .map((finding) => {
-      const anchor = normalizeAnchor(anchorOf(headText(finding.path), finding.line, finding.endLine));
-      const base = `${finding.path}\u0000${finding.rule}\u0000${anchor}`;
-      const n = (occurrences.get(base) ?? 0) + 1;
-      occurrences.set(base, n);
-      return {
-        finding,
-        anchor,
-        fingerprint: findingFingerprint({
-          path: finding.path,
-          rule: finding.rule,
-          anchorText: n === 1 ? anchor : `${anchor}#${n}`,
-        }),
-      };
-    });
-}
-
-/** True when the normalized anchor still occurs in the file's text at head. */
-export function anchorStillPresent(anchor: string, text: string | null): boolean {
-  if (text === null) return false;
-  if (anchor === '') return true;
-  return normalizeAnchor(text).includes(anchor);
+  /** Findings this run found with an inline `svc-ignore` and recorded as dismissed. */
+  dismissedInline: number;
 }
 
 export async function recordInLedger(
@@ -89,63 +51,68 @@ export async function recordInLedger(
   // ledger writes per ledger for the rest of this transaction.
   await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${scope.ledgerKey}))`);
   const existing = await tx.select().from(findings).where(eq(findings.ledgerKey, scope.ledgerKey));
-  const byFingerprint = new Map(existing.map((row) => [row.fingerprint, row]));
-  const seen = new Set<string>();
-  const outcome: LedgerOutcome = { reported: [], opened: 0, reopened: 0, fixed: 0, stillDismissed: 0 };
-  const fresh: (typeof findings.$inferInsert)[] = [];
+  const plan = reconcileLedger(existing, found, headText, inspectedPaths);
+  const outcome: LedgerOutcome = {
+    reported: [],
+    opened: 0,
+    reopened: plan.reopened,
+    fixed: plan.fixed.length,
+    stillDismissed: plan.stillDismissed,
+    dismissedInline: plan.dismissedInline,
+  };
+  const fieldsOf = (finding: MergedFinding) => ({
+    severity: finding.severity,
+    path: finding.path,
+    line: finding.line,
+    endLine: finding.endLine,
+    title: finding.title,
+    body: finding.body,
+    category: finding.category,
+    suggestion: finding.suggestion ?? null,
+    lastRunId: scope.runId,
+    commitSha: scope.headSha,
+    updatedAt: now,
+  });
 
-  for (const { finding, fingerprint, anchor } of fingerprintAll(found, headText)) {
-    seen.add(fingerprint);
-    const row = byFingerprint.get(fingerprint);
-    const fields = {
-      severity: finding.severity,
-      path: finding.path,
-      line: finding.line,
-      endLine: finding.endLine,
-      title: finding.title,
-      body: finding.body,
-      category: finding.category,
-      suggestion: finding.suggestion ?? null,
-      lastRunId: scope.runId,
-      commitSha: scope.headSha,
-      updatedAt: now,
-    };
-    if (!row) {
-      fresh.push({
-        id: newId('finding'),
-        workspaceId: scope.workspaceId,
-        projectId: scope.projectId,
-        ledgerKey: scope.ledgerKey,
-        pullRequestId: scope.pullRequestId,
-        fingerprint,
-        status: 'open',
-        rule: finding.rule,
-        reviewers: finding.reviewers,
-        anchorText: anchor,
-        taskId: scope.taskId,
-        firstRunId: scope.runId,
-        ...fields,
-      });
-      continue;
-    }
-    const reviewers = [...new Set([...row.reviewers, ...finding.reviewers])];
-    const reopened = row.status === 'fixed';
-    if (row.status === 'dismissed') outcome.stillDismissed++;
-    if (reopened) outcome.reopened++;
+  for (const { entry, finding, reviewers, transition, dismissedReason } of plan.seenAgain) {
     const [updated] = await tx
       .update(findings)
       .set({
-        ...fields,
+        ...fieldsOf(finding),
         reviewers,
         taskId: scope.taskId,
-        // A dismissal is a person's decision: a re-run does not undo it.
-        ...(reopened ? { status: 'open' as const, fixedAt: null, fixedRunId: null } : {}),
+        ...(transition === 'reopen' ? { status: 'open' as const, fixedAt: null, fixedRunId: null } : {}),
+        ...(transition === 'dismiss'
+          ? {
+              status: 'dismissed' as const,
+              dismissedReason,
+              dismissedAt: now,
+              fixedAt: null,
+              fixedRunId: null,
+            }
+          : {}),
       })
-      .where(and(eq(findings.id, row.id)))
+      .where(eq(findings.id, entry.id))
       .returning();
     if (updated) outcome.reported.push(updated);
   }
 
+  const fresh: (typeof findings.$inferInsert)[] = plan.fresh.map((f) => ({
+    id: newId('finding'),
+    workspaceId: scope.workspaceId,
+    projectId: scope.projectId,
+    ledgerKey: scope.ledgerKey,
+    pullRequestId: scope.pullRequestId,
+    fingerprint: f.fingerprint,
+    status: f.status,
+    ...(f.status === 'dismissed' ? { dismissedReason: f.dismissedReason, dismissedAt: now } : {}),
+    rule: f.finding.rule,
+    reviewers: f.finding.reviewers,
+    anchorText: f.anchor,
+    taskId: scope.taskId,
+    firstRunId: scope.runId,
+    ...fieldsOf(f.finding),
+  }));
   // New findings go in batches: one statement per few hundred rows instead of one per finding.
   for (let i = 0; i < fresh.length; i += INSERT_BATCH) {
     const inserted = await tx
@@ -153,7 +120,7 @@ export async function recordInLedger(
       .values(fresh.slice(i, i + INSERT_BATCH))
       .returning();
     outcome.reported.push(...inserted);
-    outcome.opened += inserted.length;
+    outcome.opened += inserted.filter((f) => f.status === 'open').length;
   }
 
   // The run's own list of what it reported (GET /reviews/{id} reads it, whatever later runs do).
@@ -166,14 +133,11 @@ export async function recordInLedger(
       .onConflictDoNothing();
   }
 
-  for (const row of existing) {
-    if (row.status !== 'open' || seen.has(row.fingerprint) || !inspectedPaths.has(row.path)) continue;
-    if (anchorStillPresent(row.anchorText, headText(row.path))) continue;
+  for (const row of plan.fixed) {
     await tx
       .update(findings)
       .set({ status: 'fixed', fixedAt: now, fixedRunId: scope.runId, updatedAt: now })
       .where(eq(findings.id, row.id));
-    outcome.fixed++;
   }
   return outcome;
 }

@@ -7,7 +7,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { type CodeHost, CodeHostError } from '../codehost/types';
 import { RunFailure } from '../core/failures';
-import type { Diff, FindingDraft } from '../core/review';
+import { type Diff, type FindingDraft, ledgerKeyOf } from '../core/review';
 import { resolveProjectSettings } from '../core/settings';
 import { projectAndHost } from '../engine/project-host';
 import type { RunContext, TaskHandler } from '../engine/types';
@@ -23,6 +23,7 @@ import { recordInLedger } from './ledger';
 import { type LineupEntry, type ResolvedReviewer, resolveEntry } from './lineup';
 import { mergeFindings } from './merge';
 import { planLineup } from './planner';
+import { applyPolicy, CONTEXT_PATHS, markSuppressed, prepareFiles, repositoryContext } from './policy';
 import { countUse, type ReviewerRow } from './reviewer-catalog';
 
 /**
@@ -218,7 +219,11 @@ async function review(
   const { db } = ctx;
   const { host, repo, config, target } = job;
   const projectId = ctx.task.projectId ?? '';
-  const ledgerKey = target.pullRequestId ? `pr:${target.pullRequestId}` : `task:${ctx.task.id}`;
+  const ledgerKey = ledgerKeyOf(
+    target.pullRequestId
+      ? { pullRequestId: target.pullRequestId }
+      : { pullRequestId: null, baseSha: target.baseSha, headSha: target.headSha },
+  );
 
   await ctx.progress({
     statusText: `diffing ${target.baseSha.slice(0, 12)}..${target.headSha.slice(0, 12)}`,
@@ -247,10 +252,16 @@ async function review(
   const readable = diff.files.filter((f) => f.change !== 'deleted' && !f.binary && !f.skipped);
   const paths = [...new Set([...readable.map((f) => f.path), ...openRows.map((r) => r.path)])];
   const contents = await host
-    .readFiles(repo, target.headSha, paths)
+    .readFiles(repo, target.headSha, [...new Set([...paths, ...CONTEXT_PATHS])])
     .catch((e) => hostFailure(e, 'reading files'));
   const text = new Map(paths.map((p) => [p, decode(contents.get(p))]));
-  const files: ReviewFile[] = diff.files.map((f) => ({ diff: f, content: text.get(f.path) ?? null }));
+  // The repository's own configuration and attributes decide which files are reviewed, in what role.
+  const context = repositoryContext(new Map(CONTEXT_PATHS.map((p) => [p, decode(contents.get(p))])));
+  for (const gap of context.gaps) ctx.gap(gap);
+  const files: ReviewFile[] = prepareFiles(
+    diff.files.map((f) => ({ diff: f, content: text.get(f.path) ?? null })),
+    context,
+  );
 
   const allReviewers = await db.orm
     .select()
@@ -286,7 +297,8 @@ async function review(
     currentStep: 'review',
     pct: 20,
   });
-  const input = { diff, files, guidance: job.guidance, learnings, signal: ctx.signal };
+  const guidance = [job.guidance, context.config.guidance].filter((g) => g.trim() !== '').join('\n\n');
+  const input = { diff, files, guidance, learnings, signal: ctx.signal };
   const drafts: FindingDraft[] = [];
   const failures: { key: string; error: unknown }[] = [];
   const skills: ReviewerResult['skills'] = [];
@@ -365,7 +377,10 @@ async function review(
   lap('bookkeeping_ms');
   // A canceled or timed-out run must not write the ledger or post anything after the fact.
   ctx.signal.throwIfAborted();
-  const merged = mergeFindings(drafts);
+  const merged = markSuppressed(
+    mergeFindings(applyPolicy(drafts, files, context)),
+    (p) => text.get(p) ?? null,
+  );
   const outcome = await db.orm.transaction((tx) =>
     recordInLedger(
       tx,
@@ -397,6 +412,7 @@ async function review(
     reopened: outcome.reopened,
     fixed: outcome.fixed,
     dismissed: outcome.stillDismissed,
+    dismissed_inline: outcome.dismissedInline,
     files: diff.files.length,
     changed_lines: diff.files.reduce((n, f) => n + f.additions, 0),
     reviewers: lineup.length,

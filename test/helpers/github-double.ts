@@ -172,6 +172,9 @@ class Refusal extends Error {
   }
 }
 
+/** A well-formed request for something that does not exist: GitHub's 404, not svc's mistake. */
+class Absent extends Error {}
+
 /** GitHub's "not a JSON null without a type" (`nullable` next to allOf/anyOf) as ajv understands it. */
 function ajvCompatible(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(ajvCompatible);
@@ -509,7 +512,9 @@ export class GitHubDouble {
       const accept = String(req.headers.accept ?? '');
       reply(await handler({ params, query, body: (body ?? {}) as Json, accept, installationId }));
     } catch (error) {
-      if (error instanceof Refusal)
+      if (error instanceof Absent)
+        reply({ status: 404, body: { message: 'Not Found', documentation_url: DOCS, status: '404' } });
+      else if (error instanceof Refusal)
         refuse(error.status, error.message, `${operation.operationId}: ${error.message}`, error.errors);
       else throw error;
     }
@@ -998,7 +1003,7 @@ export class GitHubDouble {
         const path = (ctx.params.path ?? '').replace(/^\/+|\/+$/g, '');
         const listing = (await gitOrNull(repo.dir, ['ls-tree', '-l', '-z', commit, '--', path])) ?? '';
         const entry = listing.split('\0').find((e) => e.endsWith(`\t${path}`));
-        if (!entry) throw new Refusal(404, 'Not Found');
+        if (!entry) throw new Absent(`${path} is not in ${ref}`);
         const [meta = ''] = entry.split('\t');
         const [mode = '', type = '', sha = '', size = '0'] = meta.split(/\s+/);
         const full = `${repo.owner}/${repo.name}`;

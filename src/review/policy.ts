@@ -1,0 +1,136 @@
+/**
+ * The repository's say over what a review reports: which files are reviewed and in what role,
+ * which rules run and how severe they are, and which findings a person has already answered with
+ * an inline `svc-ignore`. Applied the same way by every review path (API, webhooks, `svc review`,
+ * the eval), so what one of them reports the others report too.
+ */
+import {
+  type FileRole,
+  type GitAttributeRule,
+  isForeignCode,
+  parseGitAttributes,
+  roleOfPath,
+} from '../core/file-roles';
+import { matchesGlob } from '../core/globs';
+import type { FindingDraft } from '../core/review';
+import type { Gap } from '../core/runs';
+import type { ReviewFile } from '../reviewers/types';
+import type { MergedFinding } from './merge';
+import { parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig, ruleSetting } from './repo-config';
+
+export const GIT_ATTRIBUTES_PATH = '.gitattributes';
+
+export interface RepositoryContext {
+  config: RepoConfig;
+  attributes: GitAttributeRule[];
+  /** Shortfalls in reading it (an invalid `.svc.yml`), reported as the review's gaps. */
+  gaps: Gap[];
+}
+
+/** The files the context is read from, at the reviewed head. */
+export const CONTEXT_PATHS = [REPO_CONFIG_PATH, GIT_ATTRIBUTES_PATH];
+
+/** Builds the context from the texts of CONTEXT_PATHS (null or missing: the file is absent). */
+export function repositoryContext(texts: ReadonlyMap<string, string | null>): RepositoryContext {
+  const parsed = parseRepoConfig(texts.get(REPO_CONFIG_PATH) ?? null);
+  const gaps: Gap[] = parsed.error
+    ? [
+        {
+          code: 'repo_config_invalid',
+          message: `${REPO_CONFIG_PATH} was not applied (${parsed.error}); the review used the defaults`,
+        },
+      ]
+    : [];
+  return {
+    config: parsed.config,
+    attributes: parseGitAttributes(texts.get(GIT_ATTRIBUTES_PATH) ?? ''),
+    gaps,
+  };
+}
+
+export const EMPTY_CONTEXT: RepositoryContext = repositoryContext(new Map());
+
+/**
+ * The files reviewers are given: paths the repository excludes are dropped, every other file
+ * carries its role (which rules run on it and how severe a finding there can be).
+ */
+export function prepareFiles(files: ReviewFile[], context: RepositoryContext): ReviewFile[] {
+  const { exclude, tests } = context.config.paths;
+  return files
+    .filter((f) => !exclude.some((g) => matchesGlob(f.diff.path, g)))
+    .map((f) => ({
+      ...f,
+      role: roleOfPath(f.diff.path, { testGlobs: tests, attributes: context.attributes, content: f.content }),
+    }));
+}
+
+/** Credentials leak from any file, so secrets keep their severity in every role. */
+const keepsSeverityEverywhere = (draft: FindingDraft) => draft.category === 'secrets';
+
+/**
+ * What reviewers found, as the repository wants it: disabled rules dropped, severities
+ * overridden, findings in generated or vendored code dropped (secrets excepted), and nothing
+ * outside production code ever P0 (secrets excepted).
+ */
+export function applyPolicy(
+  drafts: FindingDraft[],
+  files: ReviewFile[],
+  context: RepositoryContext,
+): FindingDraft[] {
+  const roles = new Map(files.map((f) => [f.diff.path, f.role ?? 'production']));
+  const out: FindingDraft[] = [];
+  for (const draft of drafts) {
+    const role: FileRole | undefined = roles.get(draft.path);
+    if (role === undefined) continue; // an excluded path (or one no reviewer was given)
+    const setting = ruleSetting(context.config, draft.rule);
+    if (setting?.disable) continue;
+    if (isForeignCode(role) && !keepsSeverityEverywhere(draft)) continue;
+    let severity = setting?.severity ?? draft.severity;
+    if (role !== 'production' && severity === 'P0' && !keepsSeverityEverywhere(draft)) severity = 'P1';
+    out.push(severity === draft.severity ? draft : { ...draft, severity });
+  }
+  return out;
+}
+
+/**
+ * `svc-ignore <rule>: <reason>` in a comment on the finding's first line or the line above. The
+ * rule is the finding's full id (`security/sql-injection`) or its bare name (`sql-injection`); the
+ * reason is what the ledger records for the dismissal.
+ */
+const SUPPRESSION =
+  /(?:\/\/|#|\/\*|--|<!--|;|\*)\s*svc-ignore[\s:]+([a-z0-9-]+(?:\/[a-z0-9-]+)?)\s*(?::\s*(.*?))?\s*(?:\*\/|-->)?\s*$/i;
+
+export interface Suppression {
+  rule: string;
+  reason: string;
+}
+
+/** The suppression written in this line of code, if any. */
+export function suppressionIn(line: string): Suppression | null {
+  if (!line.includes('svc-ignore')) return null;
+  const m = SUPPRESSION.exec(line);
+  if (!m) return null;
+  const reason = m[2]?.trim();
+  return { rule: (m[1] as string).toLowerCase(), reason: reason || 'suppressed inline (no reason given)' };
+}
+
+const suppresses = (s: Suppression, rule: string) =>
+  s.rule === rule || s.rule === rule.slice(rule.indexOf('/') + 1);
+
+/** Marks the findings a person suppressed inline; the ledger records them as dismissed. */
+export function markSuppressed(
+  found: MergedFinding[],
+  headText: (path: string) => string | null,
+): MergedFinding[] {
+  const linesOf = new Map<string, string[] | null>();
+  return found.map((finding) => {
+    if (!linesOf.has(finding.path)) linesOf.set(finding.path, headText(finding.path)?.split('\n') ?? null);
+    const lines = linesOf.get(finding.path);
+    if (!lines) return finding;
+    for (const line of [finding.line, finding.line - 1]) {
+      const s = line >= 1 ? suppressionIn(lines[line - 1] ?? '') : null;
+      if (s && suppresses(s, finding.rule)) return { ...finding, dismissal: { reason: s.reason } };
+    }
+    return finding;
+  });
+}

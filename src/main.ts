@@ -3,6 +3,7 @@
  * this; tests call it with their own database.
  */
 import pino, { type Logger } from 'pino';
+import { recomputeAfterDisposition } from './automation/check';
 import { checkDeadlineHandler, fixHandler, planReviewHandler, studyHandler } from './automation/kinds';
 import { codeHostLifecycle } from './automation/lifecycle';
 import { type CodeHostsOptions, createCodeHosts } from './codehost';
@@ -44,7 +45,9 @@ export async function createServices(config: Config, options: ServiceOptions = {
   await seedCatalogReviewers(db, workspaceId, config.env);
   const bootstrap = await bootstrapKey(db, workspaceId, config.bootstrapKey);
   const { engine, codeHosts } = createEngine(config, db, logger, options.codeHosts);
-  return { services: { config, db, engine, codeHosts, logger }, workspaceId, bootstrap };
+  const recomputeCheck = (finding: Parameters<typeof recomputeAfterDisposition>[2]) =>
+    recomputeAfterDisposition(db, codeHosts, finding);
+  return { services: { config, db, engine, codeHosts, logger, recomputeCheck }, workspaceId, bootstrap };
 }
 
 /**

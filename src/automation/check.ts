@@ -1,9 +1,12 @@
 /**
  * The `Service / Review` check of a pull request head, kept in `check_runs` and mirrored to the
  * code host: queued → in_progress → completed (conclusion from the open-findings ledger), or
- * skipped with the spec's titles. Recomputed without a new run when a finding is dismissed.
+ * skipped with the spec's titles. Recomputed without a new run when a person dismisses or
+ * reopens a finding (`recomputeAfterDisposition`).
  */
+
 import { and, eq } from 'drizzle-orm';
+import type { CodeHosts } from '../codehost';
 import type { CodeHost } from '../codehost/types';
 import {
   CHECK_NAME,
@@ -13,10 +16,12 @@ import {
   STILL_REVIEWING_TITLE,
 } from '../core/checks';
 import { fixPrompt } from '../core/fix-prompt';
+import { ledgerKeyOf } from '../core/review';
 import { resolveWorkspaceSettings } from '../core/settings';
+import type { CheckFollowUp } from '../review/disposition';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
-import { checkRuns, findings, workspaces } from '../storage/schema';
+import { checkRuns, findings, projects, pullRequests, workspaces } from '../storage/schema';
 
 export type CheckRow = typeof checkRuns.$inferSelect;
 
@@ -158,7 +163,7 @@ export async function checkReviewed(db: Database, host: CodeHost, target: CheckT
   const ledger = await db.orm
     .select()
     .from(findings)
-    .where(eq(findings.ledgerKey, `pr:${target.pullRequestId}`));
+    .where(eq(findings.ledgerKey, ledgerKeyOf({ pullRequestId: target.pullRequestId })));
   const open = ledger.filter((f) => f.status === 'open');
   const counts = countOpen(ledger);
   const [workspace] = await db.orm
@@ -192,4 +197,64 @@ export async function checkReviewed(db: Database, host: CodeHost, target: CheckT
       }),
     },
   );
+}
+
+/**
+ * True when the check shows the verdict of a review that landed on its head. Not when it is
+ * queued or in progress (the review under way concludes from the ledger as it stands then), nor
+ * skipped (not reviewed stays skipped), nor "still reviewing" after the deadline (the verdict
+ * replaces it when the review lands).
+ */
+export function showsVerdict(check: Pick<CheckRow, 'status' | 'conclusion' | 'title'>): boolean {
+  return (
+    check.status === 'completed' && check.conclusion !== 'skipped' && check.title !== STILL_REVIEWING_TITLE
+  );
+}
+
+/**
+ * After a person dismissed or reopened `finding`: recomputes its pull request's check at the
+ * current head from the ledger, without a new run, when that head's review was delivered to the
+ * code host and has landed; otherwise says why the check is left as it is. Code-host failures
+ * are thrown (the ledger change is already committed).
+ */
+export async function recomputeAfterDisposition(
+  db: Database,
+  codeHosts: CodeHosts,
+  finding: { pullRequestId: string | null; projectId: string },
+): Promise<CheckFollowUp> {
+  const left = (reason: string, headSha: string | null = null): CheckFollowUp => ({
+    recomputed: false,
+    headSha,
+    conclusion: null,
+    reason,
+  });
+  if (!finding.pullRequestId) return left('a commit-range review has no code-host check');
+  const [row] = await db.orm
+    .select({ pr: pullRequests, project: projects })
+    .from(pullRequests)
+    .innerJoin(projects, eq(projects.id, pullRequests.projectId))
+    .where(and(eq(pullRequests.id, finding.pullRequestId), eq(pullRequests.projectId, finding.projectId)))
+    .limit(1);
+  if (!row?.pr.headSha) return left('the pull request has no known head commit');
+  const { pr, project } = row;
+  const headSha = pr.headSha as string;
+  const check = await findCheck(db, { pullRequestId: pr.id, headSha });
+  if (!check)
+    return left(`no review of head ${headSha.slice(0, 12)} was delivered to the code host`, headSha);
+  if (!showsVerdict(check)) {
+    return left(
+      `the check of head ${headSha.slice(0, 12)} is ${check.conclusion ?? check.status} ("${check.title}"): it is not a review verdict to recompute`,
+      headSha,
+    );
+  }
+  const host = codeHosts.forInstallation(project.installationId);
+  if (!host) return left(`installation ${project.installationId} has no configured code host`, headSha);
+  const updated = await checkReviewed(db, host, {
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    pullRequestId: pr.id,
+    headSha,
+    repo: project.repoFullName,
+  });
+  return { recomputed: true, headSha, conclusion: updated.conclusion, reason: null };
 }

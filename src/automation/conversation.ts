@@ -1,16 +1,20 @@
 /**
  * Conversations on a pull request: `@service` commands in comments, and replies on a finding's
- * thread (`wontfix: <reason>` dismisses it and recomputes the check without a new run; `fix this`
- * opens a fix task). Only the repository's collaborators command svc: comments by anyone else,
- * and by bots (svc included), never run anything.
+ * thread (`wontfix: <reason>` dismisses it through review/disposition.ts, as the API does, and
+ * recomputes the check without a new run; `fix this` opens a fix task). Only the repository's
+ * collaborators command svc: comments by anyone else, and by bots (svc included), never run
+ * anything.
  */
+
 import { and, eq } from 'drizzle-orm';
 import { countOpen } from '../core/checks';
 import { COMMAND_HELP, parseCommand, parseThreadReply } from '../core/commands';
+import { ledgerKeyOf } from '../core/review';
+import { applyDisposition, DispositionConflict } from '../review/disposition';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, postedComments, pullRequests } from '../storage/schema';
-import { checkReviewed } from './check';
+import { recomputeAfterDisposition } from './check';
 import { type AutomationDeps, projectAndHost, startAutomaticReview } from './triggers';
 
 export interface CommentEvent {
@@ -122,7 +126,7 @@ export async function onPullRequestComment(
       const ledger = await deps.db.orm
         .select()
         .from(findings)
-        .where(eq(findings.ledgerKey, `pr:${pr.id}`));
+        .where(eq(findings.ledgerKey, ledgerKeyOf({ pullRequestId: pr.id })));
       const open = countOpen(ledger);
       await reply(
         [
@@ -192,30 +196,27 @@ export async function onFindingThreadReply(
     });
 
   if (reply.kind === 'wontfix') {
-    await deps.db.orm
-      .update(findings)
-      .set({
-        status: 'dismissed',
-        dismissedReason: reply.reason,
-        dismissedAt: new Date(),
-        updatedAt: new Date(),
-      })
-      .where(eq(findings.id, finding.id));
-    // The check recomputes from the ledger at once; no new review run.
-    const [pr] = await deps.db.orm
-      .select()
-      .from(pullRequests)
-      .where(eq(pullRequests.id, posted.pullRequestId))
-      .limit(1);
-    if (pr?.headSha) {
-      await checkReviewed(deps.db, host, {
-        workspaceId: project.workspaceId,
-        projectId: project.id,
-        pullRequestId: pr.id,
-        headSha: pr.headSha,
-        repo: project.repoFullName,
-      });
+    // The same disposition as the API's `findings_append_event`, recorded in the finding's log.
+    let dismissed: Awaited<ReturnType<typeof applyDisposition>>;
+    try {
+      dismissed = await applyDisposition(
+        deps.db,
+        { workspaceId: finding.workspaceId, projectId: finding.projectId },
+        finding.id,
+        { kind: 'dismissed', reason: reply.reason },
+        {
+          actor: null,
+          context: { via: 'wontfix_reply', author: event.senderLogin, comment_id: event.commentId },
+        },
+      );
+    } catch (error) {
+      if (!(error instanceof DispositionConflict)) throw error;
+      await answer(`Not dismissed: ${error.refusal}.`);
+      return { outcome: 'replied', reason: error.message };
     }
+    if (!dismissed) return { outcome: 'ignored', reason: `finding ${finding.id} no longer exists` };
+    // The check recomputes from the ledger at once; no new review run.
+    await recomputeAfterDisposition(deps.db, deps.codeHosts, dismissed.finding);
     await answer(`Dismissed: ${reply.reason}`);
     return { outcome: 'dismissed', reason: reply.reason };
   }

@@ -3,10 +3,12 @@
  * open findings are posted inline as one review (never the same finding twice across re-runs),
  * and one summary comment is edited in place rather than re-posted.
  */
+
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { CodeHost } from '../codehost/types';
 import { countOpen, SKIPPED_ERRORED_TITLE } from '../core/checks';
 import { RunFailure } from '../core/failures';
+import { ledgerKeyOf } from '../core/review';
 import type { RunContext } from '../engine/types';
 import type { ReviewLifecycle } from '../review/run-review';
 import type { Database } from '../storage/database';
@@ -67,7 +69,12 @@ export async function deliverInline(db: Database, host: CodeHost, target: CheckT
   const open = await db.orm
     .select()
     .from(findings)
-    .where(and(eq(findings.ledgerKey, `pr:${target.pullRequestId}`), eq(findings.status, 'open')));
+    .where(
+      and(
+        eq(findings.ledgerKey, ledgerKeyOf({ pullRequestId: target.pullRequestId })),
+        eq(findings.status, 'open'),
+      ),
+    );
   const already = open.length
     ? await db.orm
         .select({ findingId: postedComments.findingId })
@@ -138,7 +145,7 @@ export async function deliverSummary(db: Database, host: CodeHost, target: Check
   const ledger = await db.orm
     .select()
     .from(findings)
-    .where(eq(findings.ledgerKey, `pr:${target.pullRequestId}`));
+    .where(eq(findings.ledgerKey, ledgerKeyOf({ pullRequestId: target.pullRequestId })));
   const body = summaryBody(target.headSha, ledger);
   const [existing] = await db.orm
     .select()

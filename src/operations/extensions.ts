@@ -1,7 +1,9 @@
 /**
  * Documented extensions: operations the declaration carries that the spec's Endpoints section
  * does not list (the key-management area, settings, project reads, and `learnings_create`: the
- * spec has learnings but no way to record one). The contract test proves
+ * spec has learnings but no way to record one), and the findings' event pair
+ * (`findings_append_event`, `findings_events`: dismiss or reopen a finding without the code host,
+ * the spec's `wontfix:` reply as an API call). The contract test proves
  * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
  * has no tool name; it is `projects_create` here, and so it is listed as an extension.
  */
@@ -18,4 +20,6 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'workspace_settings_update',
   'installations_list',
   'learnings_create',
+  'findings_append_event',
+  'findings_events',
 ];

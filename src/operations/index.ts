@@ -1,5 +1,6 @@
 /** The declaration: every /api/v1 operation, in one list, from one file per resource area. */
 import { operations as collections } from './collections';
+import { operations as findingEvents } from './finding-events';
 import { operations as installations } from './installations';
 import { operations as keys } from './keys';
 import { operations as ledgerCollections } from './ledger-collections';
@@ -20,6 +21,7 @@ export const OPERATIONS: Operation[] = [
   ...reviews,
   ...reviewers,
   ...ledgerCollections,
+  ...findingEvents,
   ...plans,
   ...collections,
 ];

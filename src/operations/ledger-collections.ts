@@ -1,6 +1,7 @@
 /**
  * The review ledger's collections: pull requests (with their review state), findings (the
- * durable ledger) and review results (one per review pass). Read-only here; reviews write them.
+ * durable ledger) and review results (one per review pass). Read-only here; reviews write them,
+ * and a person dismisses or reopens a finding through its events (./finding-events.ts).
  */
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
@@ -123,7 +124,7 @@ const pullRequestsList = defineOperation({
 
 // Findings --------------------------------------------------------------------------------------
 
-const findingSchema = z.object({
+export const findingSchema = z.object({
   object: z.literal('finding'),
   id: z.string(),
   status: z.enum(['open', 'fixed', 'dismissed']),

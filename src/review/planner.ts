@@ -7,7 +7,7 @@ import type { Diff } from '../core/review';
 import type { LineupEntry } from './lineup';
 import type { ReviewerRow } from './reviewer-catalog';
 
-const RULE_LANGUAGES = new Set(['javascript', 'typescript', 'python']);
+const RULE_LANGUAGES = new Set(['javascript', 'typescript', 'python', 'go', 'java']);
 
 export interface PlanInput {
   diff: Diff;

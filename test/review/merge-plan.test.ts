@@ -135,7 +135,7 @@ describe('planLineup', () => {
 
   it('uses only secrets on a change with no rule-covered language', () => {
     const plan = planLineup({
-      diff: diff([file('main.go', 'go')]),
+      diff: diff([file('main.rs', 'rust')]),
       budgetUsd: 1,
       reviewers: all,
       llmProviders: new Set(),

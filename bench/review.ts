@@ -11,12 +11,17 @@
  * `{ base, head, reviewers: ['security', 'correctness', 'secrets'] }`, one in-process `Worker`,
  * waited for until the run completes.
  *
+ * Then `svc review` itself, the CLI (bench/review/cli.ts): a typical pull request (BENCH_CLI_FILES
+ * files, default 12, BENCH_CLI_LINES changed lines, default 500) generated the same way, reviewed
+ * by a real `node bin/svc.mjs review` process on the checked-out branch: fresh (first review in
+ * the repository), warm (later reviews), and with tsx's compile cache empty. BENCH_CLI=0 skips it.
+ *
  * Environment: BENCH_FILES (default 2000), BENCH_LINES (default 100000), BENCH_SEED (default 1),
  * BENCH_ENGINES (default "pglite,postgres"), BENCH_PG_ADMIN_URL (default
  * postgres://postgres@127.0.0.1:5432/test), BENCH_PACK=0 (leave the objects loose), BENCH_CPU_PROF=1 (write a V8 CPU profile of each child
  * to tmp/bench-review-prof/), BENCH_NO_WRITE=1 (print, do not write the doc).
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -24,11 +29,12 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { type ChildInput, type ChildResult, type EngineKind, runChild } from './review/child';
+import { CLI_TARGETS, type CliFigures, measureCli } from './review/cli';
 import { writeSection } from './review/doc-section';
 import { type GeneratedChange, generateChange } from './review/generate';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const DOC = join(ROOT, 'docs', 'benchmarks.md');
+const DOC = process.env.BENCH_DOC || join(ROOT, 'docs', 'benchmarks.md');
 const SELF = fileURLToPath(import.meta.url);
 
 const FILES = Math.max(1, Number(process.env.BENCH_FILES || 2000));
@@ -40,6 +46,9 @@ const ENGINES = (process.env.BENCH_ENGINES || 'pglite,pglite-existing,postgres')
   .filter((s): s is EngineKind => s === 'pglite' || s === 'pglite-existing' || s === 'postgres');
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL || 'postgres://postgres@127.0.0.1:5432/test';
 const CPU_PROF = process.env.BENCH_CPU_PROF === '1';
+const CLI = process.env.BENCH_CLI !== '0';
+const CLI_FILES = Math.max(1, Number(process.env.BENCH_CLI_FILES || 12));
+const CLI_LINES = Math.max(CLI_FILES, Number(process.env.BENCH_CLI_LINES || 500));
 const PACK = process.env.BENCH_PACK !== '0';
 
 const TARGET_WALL_S = 60;
@@ -173,7 +182,12 @@ const LABEL: Record<EngineKind, string> = {
   postgres: 'PostgreSQL on 127.0.0.1:5432, fresh database',
 };
 
-function renderSection(change: GeneratedChange, outcomes: EngineOutcome[], startedAt: Date): string {
+function renderSection(
+  change: GeneratedChange,
+  outcomes: EngineOutcome[],
+  startedAt: Date,
+  cli: { change: GeneratedChange; figures: CliFigures } | { skipped: string } | null,
+): string {
   const cpus = os.cpus();
   const scaled = FILES !== FULL_FILES || LINES !== FULL_LINES;
   const out: string[] = [];
@@ -298,6 +312,7 @@ function renderSection(change: GeneratedChange, outcomes: EngineOutcome[], start
     }
   }
   out.push(...analysis(done));
+  if (cli) out.push(...cliSection(cli));
   out.push('### How the figures are made');
   out.push('');
   out.push(
@@ -392,6 +407,80 @@ function analysis(done: (EngineOutcome & { result: ChildResult })[]): string[] {
   ];
 }
 
+function cliTargets(f: CliFigures) {
+  return [
+    {
+      target: `warm review < ${CLI_TARGETS.warmMs / 1000} s`,
+      measured: secs(f.warmMedian.wallMs),
+      met: f.warmMedian.wallMs < CLI_TARGETS.warmMs,
+    },
+    {
+      target: `first review in the repository < ${CLI_TARGETS.freshMs / 1000} s`,
+      measured: secs(f.fresh.wallMs),
+      met: f.fresh.wallMs < CLI_TARGETS.freshMs,
+    },
+    {
+      target: 'peak memory < 300 MiB',
+      measured: `${mib(Math.max(f.fresh.maxRssBytes, ...f.warm.map((r) => r.maxRssBytes)))} (maxRSS)`,
+      met: Math.max(f.fresh.maxRssBytes, ...f.warm.map((r) => r.maxRssBytes)) < CLI_TARGETS.rssBytes,
+    },
+  ];
+}
+
+function printCli(change: GeneratedChange, f: CliFigures) {
+  const line = (label: string, r: CliFigures['fresh']) =>
+    console.log(
+      `  [cli] ${label}: ${secs(r.wallMs)}, maxRSS ${mib(r.maxRssBytes)}, exit ${r.exitCode}, ${r.findings} findings; ` +
+        Object.entries(r.timings)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', '),
+    );
+  console.log(`  [cli] ${change.filesChanged} files, +${change.added} −${change.removed} lines`);
+  line('fresh', f.fresh);
+  f.warm.forEach((r, i) => {
+    line(`warm ${i + 1}`, r);
+  });
+  line('cold tsx cache', f.coldCache);
+  for (const x of cliTargets(f))
+    console.log(`  [cli] ${x.met ? 'met   ' : 'MISSED'} ${x.target}: ${x.measured}`);
+}
+
+function cliSection(cli: { change: GeneratedChange; figures: CliFigures } | { skipped: string }): string[] {
+  const out = ['### `svc review` (the CLI) on a typical pull request', ''];
+  if ('skipped' in cli) return [...out, `Skipped: ${cli.skipped}`, ''];
+  const { change, figures: f } = cli;
+  out.push(
+    `A change of ${change.filesChanged} files (**${fmt(change.added)} lines added or changed**, ${fmt(change.removed)} removed), ` +
+      'generated as above on a `feature` branch, reviewed by `node bin/svc.mjs review --format json` run in the ' +
+      'repository with the branch checked out (no other flags: the planner picks the rule reviewers, no model ' +
+      'provider is configured). No database: the diff and contents come from git, the ledger is ' +
+      '`.git/svc/ledger/feature.json`. Wall time is spawn to exit; memory is the process’s maxRSS.',
+    '',
+    '| target | measured | met |',
+    '|---|---|---|',
+    ...cliTargets(f).map((x) => `| ${x.target} | ${x.measured} | ${x.met ? 'yes' : '**no**'} |`),
+    '',
+    '| run | wall (s) | maxRSS (MiB) | findings | diff | read files | plan, with the rule catalog loading | rule engine loading (rest) | reviewers | merge |',
+    '|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|',
+  );
+  const row = (label: string, r: CliFigures['fresh']) => {
+    const t = (k: string) => (r.timings[k] === undefined ? '–' : `${r.timings[k]} ms`);
+    return `| ${label} | ${fmt(r.wallMs / 1000, 2)} | ${fmt(r.maxRssBytes / 2 ** 20)} | ${r.findings} | ${t('diff_ms')} | ${t('read_files_ms')} | ${t('plan_ms')} | ${t('load_engine_ms')} | ${t('reviewers_ms')} | ${t('merge_ms')} |`;
+  };
+  out.push(row('fresh (first review in the repository)', f.fresh));
+  f.warm.forEach((r, i) => {
+    out.push(row(`warm ${i + 1}`, r));
+  });
+  out.push(row('fresh, tsx compile cache empty (first run after install)', f.coldCache));
+  out.push(
+    '',
+    'The rest of each wall time is starting Node and tsx and loading the modules (commander, the review ' +
+      'modules, zod and yaml for the repository configuration, ast-grep, secretlint), about half a second.',
+    '',
+  );
+  return out;
+}
+
 function sumPhases(r: ChildResult): number {
   return ['diff_ms', 'read_files_ms', 'plan_ms', 'reviewers_ms', 'bookkeeping_ms', 'merge_ledger_ms'].reduce(
     (a, k) => a + (r.timings[k] ?? 0),
@@ -459,12 +548,28 @@ try {
       if (dbName) await dropDatabase(dbName).catch(() => {});
     }
   }
+  let cli: { change: GeneratedChange; figures: CliFigures } | { skipped: string } | null = null;
+  if (CLI) {
+    console.log(`\n== svc review (CLI), ${CLI_FILES} files / ${CLI_LINES} lines`);
+    try {
+      const dir = join(temp, 'cli', 'shop');
+      const small = generateChange(dir, { files: CLI_FILES, lines: CLI_LINES, seed: SEED, pack: PACK });
+      execFileSync('git', ['checkout', '-q', 'feature'], { cwd: dir });
+      const figures = await measureCli(ROOT, dir);
+      printCli(small, figures);
+      cli = { change: small, figures };
+    } catch (error) {
+      cli = { skipped: (error as Error).message.slice(0, 300) };
+      console.log(`  failed: ${(error as Error).message}`);
+    }
+  }
   if (process.env.BENCH_NO_WRITE !== '1') {
-    writeSection(DOC, 'review', renderSection(change, outcomes, startedAt));
+    writeSection(DOC, 'review', renderSection(change, outcomes, startedAt, cli));
     console.log(`\nwrote the review section of ${DOC}`);
   }
   // Exit 1 only when no review ran at all; a missed target is a figure, not a failure.
-  process.exitCode = outcomes.some((o) => o.result?.status === 'completed') ? 0 : 1;
+  process.exitCode =
+    outcomes.some((o) => o.result?.status === 'completed') || (cli !== null && 'figures' in cli) ? 0 : 1;
 } finally {
   rmSync(temp, { recursive: true, force: true });
 }

@@ -1,19 +1,45 @@
-/** `svc review` as a user runs it, on a repository they already have. */
+/**
+ * `svc review` and `svc findings` as a user or a CI job runs them: real processes on real git
+ * repositories in temporary folders, no database. What range is reviewed and what is said about
+ * it, the branch's ledger across re-runs, dismissals, uncommitted changes, outputs and exit codes.
+ */
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { commitFiles, gitIn, makeRepo, makeReposDir } from './helpers/git';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadCatalog } from '../src/skills/catalog';
+import { commitFiles, gitIn, makeRepo, makeReposDir, writeFiles } from './helpers/git';
+import { answers, type OpenAIDouble, startOpenAIDouble } from './helpers/openai-double';
 
 const run = promisify(execFile);
 const SVC = join(process.cwd(), 'bin', 'svc.mjs');
+const VERSION = JSON.parse(readFileSync(join(process.cwd(), 'package.json'), 'utf8')).version as string;
 
-async function svcReview(cwd: string, args: string[]) {
-  const env = { ...process.env };
-  delete env.DATABASE_URL;
-  return run(process.execPath, [SVC, 'review', ...args], { cwd, env }).then(
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `svc ...args` in `cwd`, with no model provider configured unless `env` sets one. */
+async function svc(
+  cwd: string,
+  args: string[],
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<Result> {
+  const base = { ...process.env };
+  for (const name of [
+    'DATABASE_URL',
+    'OPENAI_API_KEY',
+    'ANTHROPIC_API_KEY',
+    'SVC_LLM_COMPAT_URL',
+    'NO_COLOR',
+  ])
+    delete base[name];
+  return run(process.execPath, [...nodeArgs, SVC, ...args], { cwd, env: { ...base, ...env } }).then(
     (r) => ({ code: 0, stdout: r.stdout, stderr: r.stderr }),
     (e: { code: number; stdout: string; stderr: string }) => ({
       code: e.code,
@@ -23,64 +49,344 @@ async function svcReview(cwd: string, args: string[]) {
   );
 }
 
-// `svc review` runs as a real process on a fresh embedded database per test; the limit only
-// stops a hung process (a loaded 2-core machine took 21 s of the default 30 s).
-describe('svc review', { timeout: 180_000 }, () => {
-  let repo: string;
+const review = (cwd: string, args: string[] = [], env: Record<string, string> = {}) =>
+  svc(cwd, ['review', ...args], env);
+const json = async (cwd: string, args: string[] = [], env: Record<string, string> = {}) => {
+  const result = await review(cwd, ['--format', 'json', ...args], env);
+  return { ...result, review: JSON.parse(result.stdout) };
+};
+const ledgerOf = (repo: string, branch: string) =>
+  JSON.parse(
+    readFileSync(join(repo, '.git', 'svc', 'ledger', `${encodeURIComponent(branch)}.json`), 'utf8'),
+  ) as {
+    findings: { id: string; rule: string; status: string; line: number; dismissedReason: string | null }[];
+  };
 
-  beforeAll(() => {
-    repo = makeRepo(makeReposDir(), 'me/app', { 'src/index.ts': 'export const x = 1;\n' });
-    gitIn(repo, ['checkout', '-q', '-b', 'work']);
+const HANDLER = [
+  'export async function handle(req: { body: { code: string } }) {',
+  '  debugger;',
+  '  return eval(req.body.code);',
+  '}',
+  '',
+].join('\n');
+
+/** A repository on `main` with a `work` branch one commit ahead carrying a P0 and a P2. */
+function repoWithBranch(): string {
+  const repo = makeRepo(makeReposDir(), 'me/app', { 'src/index.ts': 'export const x = 1;\n' });
+  gitIn(repo, ['checkout', '-q', '-b', 'work']);
+  commitFiles(repo, { 'src/handler.ts': HANDLER });
+  return repo;
+}
+
+// Each `svc` process takes about a second; the limit only stops a hung one.
+describe('svc review', { timeout: 120_000 }, () => {
+  it('reviews the branch against its merge base with the default branch, says so, groups findings by file, exits 1 on a P0', async () => {
+    const repo = repoWithBranch();
+    // main moves on after the branch left it: its changes are not the branch's.
+    gitIn(repo, ['checkout', '-q', 'main']);
+    commitFiles(repo, { 'src/main-only.ts': 'export const y = eval(process.argv[2]);\n' });
+    gitIn(repo, ['checkout', '-q', 'work']);
+    const result = await review(repo);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/^svc: reviewing 1 commit main\.\.\.work$/m);
+    expect(result.stdout).toMatch(/^src\/handler\.ts$/m);
+    expect(result.stdout).not.toMatch(/main-only/);
+    expect(result.stdout).toMatch(/P0 3: .*eval/);
+    expect(result.stdout).toMatch(/P2 2: .*debugger/);
+    expect(result.stdout).toMatch(/2 finding\(s\): 1 P0, 0 P1, 1 P2 open/);
+    expect(existsSync(join(repo, '.git', 'svc', 'ledger', 'work.json'))).toBe(true);
+    // No database was created for a CLI run.
+    expect(existsSync(join(repo, '.git', 'svc', 'PG_VERSION'))).toBe(false);
+  });
+
+  it('keeps one ledger per branch: nine runs and a commit that shifts lines never hold a defect twice; a removed defect is fixed', async () => {
+    const repo = repoWithBranch();
+    for (let i = 0; i < 8; i++) expect((await review(repo)).code).toBe(1);
+    commitFiles(repo, { 'src/handler.ts': `// a comment\n// another\n${HANDLER}` });
+    const shifted = await json(repo);
+    expect(shifted.review.counts).toMatchObject({ opened: 0, findings: 2 });
+    const ledger = ledgerOf(repo, 'work');
+    expect(ledger.findings).toHaveLength(2);
+    expect(ledger.findings.find((f) => f.rule === 'security/code-injection')?.line).toBe(5);
+
+    commitFiles(repo, { 'src/handler.ts': 'export const handle = () => 1;\n' });
+    const fixed = await json(repo);
+    expect(fixed.code).toBe(0);
+    expect(fixed.review.counts).toMatchObject({ fixed: 2, findings: 0 });
+    expect(ledgerOf(repo, 'work').findings.map((f) => f.status)).toEqual(['fixed', 'fixed']);
+  });
+
+  it('honours svc findings dismiss and reopen: a dismissed P0 stays dismissed and does not fail the review', async () => {
+    const repo = repoWithBranch();
+    const first = await json(repo);
+    const p0 = first.review.findings.find((f: { severity: string }) => f.severity === 'P0');
+    const listed = await svc(repo, ['findings', 'list']);
+    expect(listed.stdout).toContain(p0.id);
+
+    const dismissed = await svc(repo, [
+      'findings',
+      'dismiss',
+      p0.id.slice(0, 8),
+      '--reason',
+      'only evaluates our own build scripts',
+    ]);
+    expect(dismissed.code).toBe(0);
+    const again = await json(repo);
+    expect(again.code).toBe(0);
+    expect(again.review.findings.find((f: { id: string }) => f.id === p0.id)).toMatchObject({
+      status: 'dismissed',
+      dismissed_reason: 'only evaluates our own build scripts',
+    });
+    expect((await review(repo)).stdout).toMatch(/1 P2 open, 1 dismissed/);
+    const onlyDismissed = await svc(repo, ['findings', 'list', '--status', 'dismissed', '--format', 'json']);
+    expect(JSON.parse(onlyDismissed.stdout).findings.map((f: { id: string }) => f.id)).toEqual([p0.id]);
+
+    expect((await svc(repo, ['findings', 'reopen', p0.id])).code).toBe(0);
+    expect((await review(repo)).code).toBe(1);
+    expect(ledgerOf(repo, 'work').findings).toHaveLength(2);
+  });
+
+  it('records an inline svc-ignore as dismissed with its reason', async () => {
+    const repo = repoWithBranch();
     commitFiles(repo, {
-      'src/handler.ts': [
-        'export async function handle(req: { body: { code: string } }) {',
-        '  debugger;',
+      'src/handler.ts': HANDLER.replace(
         '  return eval(req.body.code);',
-        '}',
-        '',
-      ].join('\n'),
+        '  // svc-ignore code-injection: the body is signed by our build server\n  return eval(req.body.code);',
+      ),
+    });
+    const result = await json(repo);
+    expect(result.code).toBe(0);
+    expect(
+      result.review.findings.find((f: { rule: string }) => f.rule === 'security/code-injection'),
+    ).toMatchObject({
+      status: 'dismissed',
+      dismissed_reason: 'the body is signed by our build server',
+      dismissed_by: 'inline',
     });
   });
 
-  it('reviews the branch against the default branch, shows progress, groups findings by file, exits 1 on a P0', async () => {
-    const result = await svcReview(repo, []);
-    expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/svc: reviewing [0-9a-f]{12}\.\.[0-9a-f]{12}/);
-    expect(result.stderr).toMatch(/100%/);
-    expect(result.stdout).toMatch(/^src\/handler\.ts$/m);
-    expect(result.stdout).toMatch(/P0 3: .*eval/);
-    expect(result.stdout).toMatch(/P2 2: .*debugger/);
-    expect(result.stdout).toMatch(/finding\(s\): 1 P0/);
+  it('on the default branch says there is nothing to compare and reviews nothing', async () => {
+    const repo = repoWithBranch();
+    gitIn(repo, ['checkout', '-q', 'main']);
+    commitFiles(repo, { 'src/late.ts': 'export const z = eval(process.argv[2]);\n' });
+    const result = await review(repo);
+    expect(result.code).toBe(0);
+    expect(result.stderr).toMatch(/on the default branch main: nothing to compare/);
+    expect(result.stdout).toBe('No findings.\n');
+    // A SARIF file is still written, so an upload step in CI has something to upload.
+    const out = join(mkdtempSync(join(tmpdir(), 'svc-sarif-')), 'empty.sarif');
+    expect((await review(repo, ['--format', 'sarif', '--output', out])).code).toBe(0);
+    expect(JSON.parse(readFileSync(out, 'utf8')).runs[0].results).toEqual([]);
   });
 
-  it('writes SARIF 2.1.0 and JSON', async () => {
+  it('warns about uncommitted changes, and reviews them with --include-uncommitted without touching index or stash', async () => {
+    const repo = repoWithBranch();
+    writeFiles(repo, { 'src/draft.ts': 'export const run = (s: string) => eval(s);\n' });
+    writeFiles(repo, { 'src/index.ts': 'export const x = 2;\n' });
+    gitIn(repo, ['add', 'src/index.ts']);
+    const statusBefore = gitIn(repo, ['status', '--porcelain']);
+
+    const warned = await json(repo);
+    expect(warned.stderr).toMatch(
+      /warning: 2 files have uncommitted changes that are not reviewed \(--include-uncommitted/,
+    );
+    expect(warned.review.findings.map((f: { path: string }) => f.path)).not.toContain('src/draft.ts');
+
+    const included = await json(repo, ['--include-uncommitted']);
+    expect(included.stderr).toMatch(/reviewing 1 commit and uncommitted changes \(2 files\) main\.\.\.work/);
+    expect(included.review.head.uncommitted).toBe(true);
+    expect(included.review.findings.map((f: { path: string }) => f.path)).toContain('src/draft.ts');
+    expect(gitIn(repo, ['status', '--porcelain'])).toBe(statusBefore);
+    expect(gitIn(repo, ['stash', 'list'])).toBe('');
+
+    // Committed later, the same defect is the same finding in the branch's ledger.
+    gitIn(repo, ['add', '-A']);
+    gitIn(repo, ['-c', 'user.name=t', '-c', 'user.email=t@t.invalid', 'commit', '-qm', 'draft']);
+    const committed = await json(repo);
+    expect(committed.review.counts.opened).toBe(0);
+    expect(ledgerOf(repo, 'work').findings.filter((f) => f.rule === 'security/code-injection')).toHaveLength(
+      2,
+    );
+  });
+
+  it('writes every finding to JSON and SARIF, caps the text and says how many more, describes each SARIF rule from the catalog', async () => {
+    const repo = repoWithBranch();
+    const lines = Array.from({ length: 120 }, (_, i) => `  if (n === ${i}) debugger;`);
+    commitFiles(repo, { 'src/many.ts': ['export function f(n: number) {', ...lines, '}', ''].join('\n') });
+    const all = await json(repo);
+    expect(all.review.findings).toHaveLength(122);
+
+    const text = await review(repo);
+    expect(text.stdout.match(/^ {2}P[012] /gm)).toHaveLength(50);
+    expect(text.stdout).toMatch(
+      /72 more open finding\(s\) not shown \(0 P0, 0 P1, 72 P2\): `svc review --all`/,
+    );
+    expect((await review(repo, ['--all'])).stdout.match(/^ {2}P[012] /gm)).toHaveLength(122);
+
     const out = join(mkdtempSync(join(tmpdir(), 'svc-sarif-')), 'review.sarif');
-    const sarif = await svcReview(repo, ['--format', 'sarif', '--output', out]);
-    expect(sarif.code).toBe(1);
+    expect((await review(repo, ['--format', 'sarif', '--output', out])).code).toBe(1);
     const doc = JSON.parse(readFileSync(out, 'utf8'));
     expect(doc.version).toBe('2.1.0');
-    const results = doc.runs[0].results;
-    expect(results.find((r: { ruleId: string }) => r.ruleId === 'security/code-injection')).toMatchObject({
+    expect(doc.runs[0].tool.driver.version).toBe(VERSION);
+    expect(doc.runs[0].results).toHaveLength(122);
+    const catalog = await loadCatalog();
+    const rule = catalog.find((s) => s.id === 'security')?.rules.find((r) => r.id === 'code-injection');
+    const described = doc.runs[0].tool.driver.rules.find(
+      (r: { id: string }) => r.id === 'security/code-injection',
+    );
+    expect(described.shortDescription.text).toBe(rule?.message.replace('$FN', 'fn'));
+    expect(described.help.markdown).toBe(rule?.note.replace(/\$FN/g, 'fn'));
+    expect(described.shortDescription.text).not.toContain('`eval`');
+    const result = doc.runs[0].results.find(
+      (r: { ruleId: string }) => r.ruleId === 'security/code-injection',
+    );
+    expect(result).toMatchObject({
       level: 'error',
       locations: [
         { physicalLocation: { artifactLocation: { uri: 'src/handler.ts' }, region: { startLine: 3 } } },
       ],
     });
-    const json = await svcReview(repo, ['--format', 'json', '--reviewers', 'correctness']);
-    expect(json.code).toBe(0);
-    const review = JSON.parse(json.stdout);
-    expect(review.findings.map((f: { rule: string }) => f.rule)).toEqual(['correctness/debug-statement']);
+    expect(doc.runs[0].tool.driver.rules[result.ruleIndex].id).toBe('security/code-injection');
   });
 
-  it('exits 0 on a clean range and 2 on a range that does not resolve or a directory that is no repository', async () => {
-    const clean = await svcReview(repo, ['--base', 'main', '--head', 'main~0', '--reviewers', 'security']);
-    expect(clean.code).toBe(0);
-    expect(clean.stdout).toBe('No findings.\n');
-    const bad = await svcReview(repo, ['--base', 'no-such-branch']);
-    expect(bad.code).toBe(2);
-    expect(bad.stderr).toMatch(/--base no-such-branch does not resolve/);
-    const notRepo = await svcReview(mkdtempSync(join(tmpdir(), 'svc-norepo-')), []);
+  it('compares with origin/HEAD first, then main or master, then init.defaultBranch', async () => {
+    const origin = repoWithBranch();
+    gitIn(origin, ['checkout', '-q', 'main']);
+    const clone = join(mkdtempSync(join(tmpdir(), 'svc-clone-')), 'app');
+    gitIn(tmpdir(), ['clone', '-q', origin, clone]);
+    gitIn(clone, ['checkout', '-q', '-b', 'topic', 'origin/work']);
+    const fromClone = await review(clone, ['--reviewers', 'correctness']);
+    expect(fromClone.stderr).toMatch(/reviewing 1 commit origin\/main\.\.\.topic/);
+
+    const trunk = makeRepo(makeReposDir(), 'me/trunk', { 'a.ts': 'export const a = 1;\n' });
+    gitIn(trunk, ['branch', '-m', 'main', 'trunk']);
+    gitIn(trunk, ['checkout', '-q', '-b', 'feature']);
+    commitFiles(trunk, { 'b.ts': 'debugger;\n' });
+    // Without the machine's own git configuration, which may name a default branch.
+    const isolated = { GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
+    const noDefault = await review(trunk, [], isolated);
+    expect(noDefault.code).toBe(2);
+    expect(noDefault.stderr).toMatch(/no default branch.*pass --base/);
+    gitIn(trunk, ['config', 'init.defaultBranch', 'trunk']);
+    expect((await review(trunk, [], isolated)).stderr).toMatch(/reviewing 1 commit trunk\.\.\.feature/);
+  });
+
+  it('reviews a detached HEAD or an explicit range into a range ledger', async () => {
+    const repo = repoWithBranch();
+    gitIn(repo, ['checkout', '-q', '--detach']);
+    const detached = await json(repo, ['--reviewers', 'security']);
+    expect(detached.stderr).toMatch(/reviewing 1 commit main\.\.\.HEAD/);
+    expect(detached.review.ledger.name).toMatch(/^[0-9a-f]{40}\.\.[0-9a-f]{40}$/);
+    const range = await json(repo, ['--base', 'main', '--head', 'work', '--reviewers', 'correctness']);
+    expect(range.review.ledger.name).toBe('work');
+    expect(range.review.findings.map((f: { rule: string }) => f.rule)).toEqual([
+      'correctness/debug-statement',
+    ]);
+    const empty = await review(repo, ['--base', 'work', '--head', 'main']);
+    expect(empty).toMatchObject({ code: 0, stdout: 'No findings.\n' });
+    expect(empty.stderr).toMatch(/nothing to compare: main has no commits that are not on work/);
+  });
+
+  it('exits 2 on usage and input errors, never 1, and prints its version', async () => {
+    const repo = repoWithBranch();
+    const cases: [string[], RegExp][] = [
+      [['review', '--no-such-flag'], /unknown option/],
+      [['review', '--format', 'xml'], /Allowed choices are text, json, sarif/],
+      [['review', '--base', 'no-such-branch'], /--base no-such-branch does not resolve to a commit/],
+      [['review', '--head', 'work', '--include-uncommitted'], /cannot be combined with --head/],
+      [['review', '--reviewers', 'security,nope'], /there is no reviewer "nope"/],
+      [['findings', 'dismiss', 'abcd1234'], /required option '--reason <text>'/],
+      [['findings', 'dismiss', 'abcd1234', '--reason', 'x'], /no finding abcd1234/],
+      [['no-such-command'], /unknown command/],
+      [[], /Usage: svc/],
+    ];
+    for (const [args, message] of cases) {
+      const result = await svc(repo, args);
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(result.stderr, args.join(' ')).toMatch(message);
+    }
+    const notRepo = await review(mkdtempSync(join(tmpdir(), 'svc-norepo-')));
     expect(notRepo.code).toBe(2);
     expect(notRepo.stderr).toMatch(/not inside a git repository/);
+    const version = await svc(repo, ['--version']);
+    expect(version).toMatchObject({ code: 0, stdout: `${VERSION}\n` });
+  });
+
+  it('exits 3 when the review cannot be recorded', async () => {
+    const repo = repoWithBranch();
+    await review(repo);
+    writeFileSync(join(repo, '.git', 'svc', 'ledger', 'work.json'), 'not json');
+    const result = await review(repo);
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/work\.json is not valid JSON/);
+  });
+});
+
+describe('svc review with a model provider', { timeout: 120_000 }, () => {
+  let double: OpenAIDouble;
+  beforeAll(async () => {
+    double = await startOpenAIDouble({ apiKey: 'sk-test' });
+  });
+  afterAll(() => double.close());
+
+  it('adds the general model reviewer when a provider is configured, as the planner chooses, and merges its findings', async () => {
+    const repo = repoWithBranch();
+    double.enqueue(
+      answers.findings([
+        {
+          severity: 'P1',
+          path: 'src/handler.ts',
+          line: 3,
+          end_line: 3,
+          title: 'eval of the request body',
+          body: 'Anyone who can post runs code here.',
+          category: 'security',
+          suggestion: null,
+        },
+      ]),
+    );
+    const result = await json(repo, [], { OPENAI_API_KEY: 'sk-test', OPENAI_BASE_URL: double.baseURL });
+    expect(double.rejections).toEqual([]);
+    expect(result.review.lineup.map((r: { key: string }) => r.key)).toContain('general');
+    const merged = result.review.findings.filter(
+      (f: { line: number; path: string }) => f.path === 'src/handler.ts' && f.line === 3,
+    );
+    expect(merged).toHaveLength(1);
+    expect(merged[0].reviewers.sort()).toEqual(['general', 'security']);
+  });
+
+  it('loads no model SDK, database, HTTP server or GitHub client when no provider is configured', async () => {
+    const repo = repoWithBranch();
+    const trace = join(mkdtempSync(join(tmpdir(), 'svc-trace-')), 'modules');
+    // A module hook that appends every loaded URL to a file.
+    const hooks = `import { appendFileSync } from 'node:fs';
+export async function load(url, context, next) { appendFileSync(${JSON.stringify(trace)}, url + '\\n'); return next(url, context); }`;
+    const register = `import { register } from 'node:module'; register(${JSON.stringify(`data:text/javascript,${encodeURIComponent(hooks)}`)});`;
+    const result = await svc(repo, ['review', '--format', 'json'], {}, [
+      '--import',
+      `data:text/javascript,${encodeURIComponent(register)}`,
+    ]);
+    expect(result.code).toBe(1);
+    const loaded = readFileSync(trace, 'utf8');
+    expect(loaded).toContain('/src/reviewers/builtin/engine.ts');
+    expect(
+      JSON.parse(result.stdout).plan.reasons.find(
+        (r: { reviewer_id: string }) => r.reviewer_id === 'general',
+      ),
+    ).toMatchObject({
+      chosen: false,
+    });
+    for (const heavy of [
+      '/node_modules/ai/',
+      '/node_modules/@ai-sdk/',
+      '/node_modules/drizzle-orm/',
+      '/node_modules/@electric-sql/',
+      '/node_modules/fastify/',
+      '/node_modules/@octokit/',
+      '/node_modules/pg/',
+      '/src/main.ts',
+      '/src/storage/',
+    ])
+      expect(loaded, heavy).not.toContain(heavy);
   });
 });

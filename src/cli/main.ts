@@ -1,18 +1,34 @@
 /**
- * `svc`: serve | worker | mcp | keys | migrate (and review, arriving with the reviews work).
- * Every flag has an environment twin (see src/config.ts); flags win.
+ * `svc` (also installed as `svc-review`): serve | worker | mcp | keys | migrate | review | findings.
+ * Every service flag has an environment twin (see src/config.ts); flags win.
+ *
+ * Each command loads its modules when it runs, so `svc review` never loads the service (HTTP
+ * server, database, GitHub client). A usage error exits 2, never 1: for `svc review`, 1 means
+ * "a P0 is open".
  */
 import { Command, Option } from 'commander';
-import { loadConfig } from '../config';
-import { createLogger } from '../main';
+import type { Config } from '../config';
+import { CliError, EXIT } from './exit-codes';
+import { packageVersion } from './version';
 
 const program = new Command()
   .name('svc')
-  .description('Self-hostable code review service')
+  .description('Self-hostable code review service, and a code reviewer for your branch (`svc review`)')
+  .version(packageVersion(), '-V, --version', 'print the version')
   .showHelpAfterError()
-  .configureOutput({ writeErr: (s) => process.stderr.write(s) });
+  .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+  // Commander exits 1 on a usage error; help and --version exit 0. Set before the commands are
+  // added, so every subcommand inherits it.
+  .exitOverride((error) => {
+    process.exit(error.exitCode === 0 ? EXIT.ok : EXIT.usage);
+  });
 
-function configFrom(options: Record<string, unknown>) {
+async function createLogger(config: Config) {
+  return (await import('../main')).createLogger(config);
+}
+
+async function configFrom(options: Record<string, unknown>) {
+  const { loadConfig } = await import('../config');
   const env: NodeJS.ProcessEnv = { ...process.env };
   if (options.port !== undefined) env.PORT = String(options.port);
   if (options.host !== undefined) env.HOST = String(options.host);
@@ -44,22 +60,22 @@ common(
     .option('--no-worker', 'do not execute runs in this process (run `svc worker` elsewhere)'),
 ).action(async (options) => {
   const { serveCommand } = await import('./serve');
-  const config = configFrom(options);
-  await serveCommand(config, createLogger(config));
+  const config = await configFrom(options);
+  await serveCommand(config, await createLogger(config));
 });
 
 common(program.command('worker').description('claim and execute runs from the database')).action(
   async (options) => {
     const { workerCommand } = await import('./worker');
-    const config = configFrom(options);
-    await workerCommand(config, createLogger(config));
+    const config = await configFrom(options);
+    await workerCommand(config, await createLogger(config));
   },
 );
 
 common(program.command('migrate').description('apply database migrations and exit')).action(
   async (options) => {
     const { migrateCommand } = await import('./admin');
-    await migrateCommand(configFrom(options));
+    await migrateCommand(await configFrom(options));
   },
 );
 
@@ -73,7 +89,7 @@ common(
     .option('--name <name>', 'a name to recognise the key by', 'cli'),
 ).action(async (options) => {
   const { keysCreateCommand } = await import('./admin');
-  await keysCreateCommand(configFrom(options), options);
+  await keysCreateCommand(await configFrom(options), options);
 });
 
 program
@@ -92,27 +108,83 @@ program
     await mcpStdioCommand({ url: options.url, apiKey: options.apiKey });
   });
 
+/** Runs a review or findings command and sets the exit code from what it returned or threw. */
+async function exitWith(work: () => Promise<number>) {
+  try {
+    process.exitCode = await work();
+  } catch (error) {
+    process.stderr.write(`svc: ${(error as Error).message}\n`);
+    process.exitCode = error instanceof CliError ? error.exitCode : EXIT.failed;
+  }
+}
+
 program
   .command('review')
-  .description('review a local git range and print the findings (exit 1 when a P0 is open)')
+  .description(
+    'review the current branch against the default branch (or a range) and print the findings; ' +
+      'exit 0: no open P0, 1: a P0 is open, 2: usage error, 3: the review failed',
+  )
   .option('--repo <dir>', 'the repository (default: the current directory)')
-  .option('--base <ref>', 'base of the range (default: merge base with the default branch)')
-  .option('--head <ref>', 'head of the range (default: HEAD)')
-  .option('--reviewers <ids>', 'comma-separated lineup (default: the planner chooses)')
+  .option(
+    '--base <ref>',
+    'compare with this ref, from its merge base with the head (default: the default branch)',
+  )
+  .option('--head <ref>', 'the head of the range (default: HEAD)')
+  .option(
+    '--include-uncommitted',
+    'also review uncommitted changes in the work tree (staged, unstaged, untracked)',
+  )
+  .option(
+    '--reviewers <ids>',
+    'comma-separated lineup, e.g. security,secrets or general@anthropic/<model> (default: the planner chooses)',
+  )
   .addOption(
     new Option('--format <format>', 'output format').choices(['text', 'json', 'sarif']).default('text'),
   )
   .option('--output <file>', 'write the output to a file instead of stdout')
-  .option('--data-dir <dir>', 'embedded database (default: <git dir>/svc, shared by re-runs)')
-  .action(async (options) => {
-    const { reviewCommand, CliError } = await import('./review');
-    try {
-      process.exitCode = await reviewCommand(options);
-    } catch (error) {
-      process.stderr.write(`svc review: ${(error as Error).message}\n`);
-      process.exitCode = error instanceof CliError ? error.exitCode : 3;
-    }
-  });
+  .option('--all', `show every finding in the text output (JSON and SARIF always have every one)`)
+  .action((options) =>
+    exitWith(async () => {
+      const { reviewCommand } = await import('./review');
+      return reviewCommand(options);
+    }),
+  );
+
+const findings = program
+  .command('findings')
+  .description("the findings in this branch's ledger (kept by svc review in the git dir)");
+const ledgerOptions = (cmd: Command) =>
+  cmd
+    .option('--repo <dir>', 'the repository (default: the current directory)')
+    .option('--branch <name>', 'the branch whose ledger to use (default: the current branch)');
+
+ledgerOptions(findings.command('list').description('list the findings in the ledger'))
+  .addOption(
+    new Option('--status <status>', 'which findings')
+      .choices(['open', 'dismissed', 'fixed', 'all'])
+      .default('all'),
+  )
+  .addOption(new Option('--format <format>', 'output format').choices(['text', 'json']).default('text'))
+  .action((options) => exitWith(async () => (await import('./findings')).findingsList(options)));
+
+ledgerOptions(
+  findings
+    .command('dismiss')
+    .description('dismiss a finding: later reviews keep it dismissed and it does not fail the review')
+    .argument('<id>', 'the finding id (or the first characters of it) shown by svc review')
+    .requiredOption('--reason <text>', 'why it is not a defect here (kept in the ledger)'),
+).action((id: string, options) =>
+  exitWith(async () => (await import('./findings')).findingsDismiss(id, options)),
+);
+
+ledgerOptions(
+  findings
+    .command('reopen')
+    .description('take a dismissal back: the finding is open again')
+    .argument('<id>', 'the finding id (or the first characters of it)'),
+).action((id: string, options) =>
+  exitWith(async () => (await import('./findings')).findingsReopen(id, options)),
+);
 
 program.parseAsync().catch((error: Error) => {
   process.stderr.write(`svc: ${error.message}\n`);

@@ -1,0 +1,163 @@
+/**
+ * What a review does to a findings ledger, decided without any storage: which findings are new,
+ * which were seen before (and whether that reopens or dismisses them), which are fixed. The
+ * database ledger (./ledger.ts) and the CLI's file ledger (./file-ledger.ts) both apply this
+ * plan, so a finding behaves the same wherever its ledger lives.
+ *
+ * The rules: a finding is known by its path, rule and the code it points at (not its line); a
+ * re-run never duplicates a finding it sees again; a finding whose anchor is gone from the new
+ * head and that was not found again becomes fixed; a dismissed finding stays dismissed; a finding
+ * a person suppressed inline (`svc-ignore`) is recorded as dismissed with that reason.
+ */
+import { findingFingerprint, normalizeAnchor } from '../core/review';
+import type { MergedFinding } from './merge';
+
+export type FindingStatus = 'open' | 'fixed' | 'dismissed';
+
+/** The new file's text for a path at head, or null when the path no longer exists. */
+export type HeadText = (path: string) => string | null;
+
+/** What the reconciliation reads of a finding already in the ledger. */
+export interface LedgerEntry {
+  fingerprint: string;
+  status: FindingStatus;
+  path: string;
+  /** The normalized source the finding points at. */
+  anchorText: string;
+  reviewers: string[];
+}
+
+/** A finding this run found that the ledger already holds. */
+export interface SeenAgain<E extends LedgerEntry> {
+  entry: E;
+  finding: MergedFinding;
+  /** Reviewers that ever reported it (the ledger's and this run's). */
+  reviewers: string[];
+  /** `reopen`: it was fixed and is back; `dismiss`: an inline `svc-ignore` now answers it. */
+  transition: 'reopen' | 'dismiss' | null;
+  /** The inline reason when transition is `dismiss`. */
+  dismissedReason: string | null;
+}
+
+/** A finding the ledger does not hold yet. */
+export interface NewFinding {
+  finding: MergedFinding;
+  fingerprint: string;
+  anchor: string;
+  /** `dismissed` when an inline `svc-ignore` already answers it. */
+  status: 'open' | 'dismissed';
+  dismissedReason: string | null;
+}
+
+export interface Reconciliation<E extends LedgerEntry> {
+  /** Known findings found again, in report order (before the new ones). */
+  seenAgain: SeenAgain<E>[];
+  fresh: NewFinding[];
+  /** Open findings whose code is gone from an inspected file and that were not found again. */
+  fixed: E[];
+  reopened: number;
+  stillDismissed: number;
+  /** Findings this run found with an inline `svc-ignore` and records as dismissed. */
+  dismissedInline: number;
+}
+
+function anchorOf(text: string | null, line: number, endLine: number): string {
+  if (text === null) return '';
+  return text
+    .split('\n')
+    .slice(line - 1, endLine)
+    .join('\n');
+}
+
+/** Fingerprints for this run's findings; identical code flagged twice in a file stays two findings. */
+export function fingerprintAll(
+  found: MergedFinding[],
+  headText: HeadText,
+): { finding: MergedFinding; fingerprint: string; anchor: string }[] {
+  const occurrences = new Map<string, number>();
+  return [...found]
+    .sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line)
+    .map((finding) => {
+      const anchor = normalizeAnchor(anchorOf(headText(finding.path), finding.line, finding.endLine));
+      const base = `${finding.path}\u0000${finding.rule}\u0000${anchor}`;
+      const n = (occurrences.get(base) ?? 0) + 1;
+      occurrences.set(base, n);
+      return {
+        finding,
+        anchor,
+        fingerprint: findingFingerprint({
+          path: finding.path,
+          rule: finding.rule,
+          anchorText: n === 1 ? anchor : `${anchor}#${n}`,
+        }),
+      };
+    });
+}
+
+/** True when the normalized anchor still occurs in the file's text at head. */
+export function anchorStillPresent(anchor: string, text: string | null): boolean {
+  if (text === null) return false;
+  if (anchor === '') return true;
+  return normalizeAnchor(text).includes(anchor);
+}
+
+/**
+ * The plan for recording this run's findings in a ledger holding `existing`.
+ * `inspectedPaths`: paths whose head content was read this run; open findings elsewhere are left
+ * as they are (their code was not looked at, so it cannot be known to be gone).
+ */
+export function reconcileLedger<E extends LedgerEntry>(
+  existing: readonly E[],
+  found: MergedFinding[],
+  headText: HeadText,
+  inspectedPaths: ReadonlySet<string>,
+): Reconciliation<E> {
+  const byFingerprint = new Map(existing.map((entry) => [entry.fingerprint, entry]));
+  const seen = new Set<string>();
+  const plan: Reconciliation<E> = {
+    seenAgain: [],
+    fresh: [],
+    fixed: [],
+    reopened: 0,
+    stillDismissed: 0,
+    dismissedInline: 0,
+  };
+
+  for (const { finding, fingerprint, anchor } of fingerprintAll(found, headText)) {
+    seen.add(fingerprint);
+    const entry = byFingerprint.get(fingerprint);
+    // An inline `svc-ignore` is a person's answer, recorded like a `wontfix:` reply.
+    const inlineReason = finding.dismissal?.reason ?? null;
+    if (!entry) {
+      if (inlineReason !== null) plan.dismissedInline++;
+      plan.fresh.push({
+        finding,
+        fingerprint,
+        anchor,
+        status: inlineReason !== null ? 'dismissed' : 'open',
+        dismissedReason: inlineReason,
+      });
+      continue;
+    }
+    // A dismissal is a person's decision: a re-run does not undo it.
+    const newlyDismissed = inlineReason !== null && entry.status !== 'dismissed';
+    const reopened = entry.status === 'fixed' && !newlyDismissed;
+    if (entry.status === 'dismissed') plan.stillDismissed++;
+    if (newlyDismissed) plan.dismissedInline++;
+    if (reopened) plan.reopened++;
+    plan.seenAgain.push({
+      entry,
+      finding,
+      reviewers: [...new Set([...entry.reviewers, ...finding.reviewers])],
+      transition: newlyDismissed ? 'dismiss' : reopened ? 'reopen' : null,
+      dismissedReason: newlyDismissed ? inlineReason : null,
+    });
+  }
+
+  for (const entry of existing) {
+    if (entry.status !== 'open' || seen.has(entry.fingerprint) || !inspectedPaths.has(entry.path)) continue;
+    if (anchorStillPresent(entry.anchorText, headText(entry.path))) continue;
+    plan.fixed.push(entry);
+  }
+  return plan;
+}

@@ -160,9 +160,10 @@ const CONVENTIONS: [FileRole, string[]][] = [
       '**/bench/**',
       '**/.github/**',
       '**/.circleci/**',
-      'Gruntfile.*',
-      'gulpfile.*',
-      'Jakefile.*',
+      // Task runners accept either case for their file (jake's own repository has `jakefile.js`).
+      '{G,g}runtfile.*',
+      '{G,g}ulpfile.*',
+      '{J,j}akefile.*',
       '*.config.js',
       '*.config.cjs',
       '*.config.mjs',

@@ -134,10 +134,31 @@ describe('python flow: names resolve within their own function', () => {
     expect(sink('def f(x):\n    a = b\n    b = a + x\n    sink(a)').constant).toBe(false);
   });
 
-  it('counts destructuring, with-targets and exception names as dynamic', () => {
-    expect(sink('def f():\n    a, b = "x", "y"\n    sink(a)').constant).toBe(false);
+  it('counts unpacking of data, with-targets and exception names as dynamic', () => {
+    expect(sink('def f(pair):\n    a, b = pair\n    sink(a)').constant).toBe(false);
+    expect(sink('def f():\n    a, b = "x", "y"\n    sink(a)').constant).toBe(true);
     expect(sink('def f():\n    with open("p") as fh:\n        sink(fh)').constant).toBe(false);
     expect(sink('def f():\n    for k, v in {"a": "b"}.items():\n        sink(k)').constant).toBe(false);
+  });
+
+  it("counts the environment and temporary paths as the operator's, not input", () => {
+    expect(sink('import os\ndef f():\n    sink("make " + os.environ["TARGET"])').constant).toBe(true);
+    expect(
+      sink('import os\ndef f():\n    cc = os.environ.get("CC") or os.getenv("CXX")\n    sink(cc)').constant,
+    ).toBe(true);
+    expect(
+      sink('import tempfile\ndef f():\n    fd, path = tempfile.mkstemp()\n    sink(path)').constant,
+    ).toBe(true);
+  });
+
+  it('follows a helper of the same file one level, constant only on constant arguments', () => {
+    const helper = 'def quote(s):\n    return s.replace("/", "_") if s else "none"\n';
+    expect(sink(`${helper}def f():\n    sink(quote("a/b"))`).constant).toBe(true);
+    expect(sink(`${helper}def f(name):\n    sink(quote(name))`).constant).toBe(false);
+    expect(
+      sink('def reads_global():\n    return settings\ndef f():\n    sink(reads_global())').constant,
+    ).toBe(false);
+    expect(sink('def f():\n    sink(undefined_helper("x"))').constant).toBe(false);
   });
 
   it('counts what is put into a container as part of it', () => {

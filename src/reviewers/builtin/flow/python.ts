@@ -10,6 +10,13 @@
  * `html.escape`, psycopg's `sql.Identifier`), file-name reduction (`secure_filename`,
  * `os.path.basename`). Those are the fixes the rules' notes recommend, so following them must
  * make a finding go away even when the value passes through a variable first.
+ *
+ * Two kinds of value the code did not write still count as constant, because no one outside the
+ * machine chooses them: the process environment (`os.environ`, `os.getenv`: set by whoever runs
+ * the program, as trusted as the code; CodeQL's default "remote" threat model leaves it out for
+ * the same reason) and paths of temporary files the process creates itself (`tempfile.mkstemp`).
+ * A call to a helper defined in the same module is followed one level: its result is constant
+ * when its arguments are and every `return` builds only on them and constants.
  */
 import type { SgNode } from '@ast-grep/napi';
 import {
@@ -96,9 +103,24 @@ const SANITIZERS = new Set([
   'psycopg.sql.Literal',
 ]);
 
+/** Reads of the process environment: configuration of whoever runs the program. */
+const ENVIRONMENT_READS = new Set(['os.environ.get', 'os.getenv', 'environ.get', 'getenv']);
+const ENVIRONMENT = new Set(['os.environ', 'environ']);
+/** Temporary files and directories the process creates for itself. */
+const TEMPORARY_PATHS = new Set([
+  'tempfile.mkstemp',
+  'tempfile.mkdtemp',
+  'tempfile.mktemp',
+  'tempfile.gettempdir',
+  'mkstemp',
+  'mkdtemp',
+  'gettempdir',
+]);
+
 /** Calls whose result is their argument(s) reshaped: constant when the arguments are. */
 const TRANSPARENT_CALLS = new Set([
   'str',
+  'shlex.split',
   'repr',
   'textwrap.dedent',
   'dedent',
@@ -155,11 +177,19 @@ interface Walk {
   resolving: Set<string>;
   /** Names already resolved for this value: a name used many times is read once. */
   resolved: Map<string, ValueShape>;
+  /** Ids of local helpers being followed with constant arguments: their parameters are constant. */
+  constantParameters: Set<number>;
 }
 
 export const pythonFlow: FlowLanguage = {
   shapeOf: (node: SgNode) =>
-    shapeOf(node, { hops: 0, nesting: 0, resolving: new Set(), resolved: new Map() }),
+    shapeOf(node, {
+      hops: 0,
+      nesting: 0,
+      resolving: new Set(),
+      resolved: new Map(),
+      constantParameters: new Set(),
+    }),
 };
 
 function shapeOf(node: SgNode, walk: Walk): ValueShape {
@@ -332,6 +362,7 @@ function attributeShape(node: SgNode): ValueShape {
 function subscriptShape(node: SgNode, walk: Walk): ValueShape {
   const value = node.field('value');
   if (!value) return dynamicShape();
+  if (ENVIRONMENT.has(value.text())) return constantShape('$ENV');
   const table = shapeOf(value, walk);
   return table.constant ? constantShape(node.text()) : dynamicShape();
 }
@@ -356,6 +387,8 @@ function callShape(node: SgNode, walk: Walk): ValueShape {
   const args = callArguments(node);
   if (!fn || !args) return dynamicShape();
   if (name && SANITIZERS.has(name)) return constantShape(name === 'int' || name === 'len' ? '0' : '');
+  if (name && ENVIRONMENT_READS.has(name)) return constantShape('$ENV');
+  if (name && TEMPORARY_PATHS.has(name)) return constantShape('/tmp/');
   const argShapes = () =>
     args.map((a) =>
       a.kind() === 'keyword_argument' ? shapeOf(a.field('value') ?? a, walk) : shapeOf(a, walk),
@@ -368,6 +401,7 @@ function callShape(node: SgNode, walk: Walk): ValueShape {
       text: parts.map((p) => p.text).join('/'),
     };
   }
+  if (fn.kind() === 'identifier') return localHelperShape(fn, args, walk);
   if (fn.kind() !== 'attribute') return dynamicShape();
   const receiver = fn.field('object');
   const method = fn.field('attribute')?.text();
@@ -428,6 +462,53 @@ function braceFormat(format: ValueShape, args: SgNode[], walk: Walk): ValueShape
     constant: format.constant && !splat && all.every((s) => s.constant),
     text,
   };
+}
+
+// --- local helpers -----------------------------------------------------------------------------
+
+/**
+ * `replace_sep(cc)`, `quote_name(table)`: a call to a function defined in an enclosing scope of
+ * the same file. With constant arguments, its result is constant when every value it returns is
+ * built from its parameters and constants; anything else (a parameter that is data, a helper
+ * reading globals it mutates, a function we cannot find) stays dynamic.
+ */
+function localHelperShape(callee: SgNode, args: SgNode[], walk: Walk): ValueShape {
+  if (walk.hops >= MAX_HOPS) return dynamicShape();
+  const helper = localFunction(callee, callee.text());
+  if (!helper || walk.constantParameters.has(helper.id())) return dynamicShape();
+  const inner: Walk = { ...walk, hops: walk.hops + 1 };
+  const argShapes = args.map((a) =>
+    shapeOf(a.kind() === 'keyword_argument' ? (a.field('value') ?? a) : a, inner),
+  );
+  if (!argShapes.every((a) => a.constant)) return dynamicShape();
+  const returns = helper
+    .findAll({ rule: { kind: 'return_statement' } })
+    .filter((r) => innermostScope(r)?.id() === helper.id());
+  const followed: Walk = {
+    ...inner,
+    resolved: new Map(),
+    constantParameters: new Set([...walk.constantParameters, helper.id()]),
+  };
+  const shapes = returns.map((r) => {
+    const value = r.namedChildren().find((c) => c.kind() !== 'comment');
+    return value ? shapeOf(value, followed) : constantShape('');
+  });
+  return shapes.every((s) => s.constant) ? constantShape('') : dynamicShape();
+}
+
+/** The `def name` visible from `node`: in its own scope or an enclosing one, nearest first. */
+function localFunction(node: SgNode, name: string): SgNode | null {
+  let scope = innermostScope(node);
+  while (scope) {
+    const owner = scope;
+    // A `def` belongs to the scope it sits in (innermostScope looks at its ancestors only).
+    const found = owner
+      .findAll({ rule: { kind: 'function_definition', has: { field: 'name', regex: `^${name}$` } } })
+      .find((f) => innermostScope(f)?.id() === owner.id());
+    if (found) return found;
+    scope = outerScope(scope);
+  }
+  return null;
 }
 
 // --- names -------------------------------------------------------------------------------------
@@ -505,6 +586,8 @@ type Binding =
   | { kind: 'loop'; iterable: SgNode }
   /** `parts.append(x)`, `opts["k"] = x`: what goes into the container becomes part of it. */
   | { kind: 'mutation'; values: SgNode[] }
+  /** A target unpacked from `value`: constant when all of `value` is, otherwise dynamic. */
+  | { kind: 'unpacked'; value: SgNode }
   | { kind: 'dynamic' }
   | { kind: 'global' };
 
@@ -514,7 +597,8 @@ type Binding =
  */
 function scopeShape(scope: SgNode, name: string, walk: Walk): ValueShape | null {
   if (scope.kind() === 'function_definition' || scope.kind() === 'lambda') {
-    if (parameterNames(scope).has(name)) return dynamicShape();
+    if (parameterNames(scope).has(name))
+      return walk.constantParameters.has(scope.id()) ? constantShape('') : dynamicShape();
   }
   const bindings = bindingsIn(scope, name);
   if (bindings.length === 0) return null;
@@ -557,6 +641,8 @@ function bindingShape(binding: Binding, walk: Walk): ValueShape {
       return iterationShape(binding.iterable, walk);
     case 'mutation':
       return joinShapes(binding.values.map((v) => shapeOf(v, walk)));
+    case 'unpacked':
+      return shapeOf(binding.value, walk).constant ? constantShape('') : dynamicShape();
     default:
       return dynamicShape();
   }
@@ -639,7 +725,10 @@ function bindingAt(id: SgNode): Binding | null {
       top = top.parent() as SgNode;
     const owner = top.parent();
     if (owner && ['assignment', 'for_statement', 'augmented_assignment'].includes(String(owner.kind()))) {
-      return owner.field('left')?.id() === top.id() ? { kind: 'dynamic' } : null;
+      if (owner.field('left')?.id() !== top.id()) return null;
+      // `fd, path = tempfile.mkstemp()`: every part of a constant value is constant.
+      const value = owner.kind() === 'assignment' ? owner.field('right') : null;
+      return value ? { kind: 'unpacked', value } : { kind: 'dynamic' };
     }
   }
   return null;

@@ -1,0 +1,55 @@
+/**
+ * The real code part 3 reviews: published sources of open-source projects, pinned in
+ * package.json as two exact versions each through npm aliases (`eval-<name>-a`/`-b`), so the
+ * eval reviews the change between two real releases with no network at run time. Each project
+ * is here for what our rules look at.
+ */
+export interface RealRepository {
+  /** Short name: the label key's `package`, and the temporary repository's name. */
+  name: string;
+  /** npm alias of the base version (its files are the base commit). */
+  base: string;
+  /** npm alias of the head version. */
+  head: string;
+  /** Why it is in the eval. */
+  why: string;
+}
+
+export const REAL_REPOSITORIES: RealRepository[] = [
+  {
+    name: 'express',
+    base: 'eval-express-a',
+    head: 'eval-express-b',
+    why: 'request handling: redirects, file sending, headers built from request values',
+  },
+  {
+    name: 'knex',
+    base: 'eval-knex-a',
+    head: 'eval-knex-b',
+    why: 'a SQL builder: SQL text assembled from identifiers and fragments everywhere',
+  },
+  {
+    name: 'ejs',
+    base: 'eval-ejs-a',
+    head: 'eval-ejs-b',
+    why: 'a template engine: compiles templates to functions, escapes HTML',
+  },
+  {
+    name: 'execa',
+    base: 'eval-execa-a',
+    head: 'eval-execa-b',
+    why: 'a child_process wrapper: spawn and shell options on values its callers pass',
+  },
+  {
+    name: 'node-gyp',
+    base: 'eval-node-gyp-a',
+    head: 'eval-node-gyp-b',
+    why: 'Python (gyp) and JavaScript that run compilers, Python and shell commands',
+  },
+  {
+    name: 'inappbrowser',
+    base: 'eval-inappbrowser-a',
+    head: 'eval-inappbrowser-b',
+    why: 'Java (an Android WebView plugin) next to JavaScript',
+  },
+];

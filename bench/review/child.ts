@@ -14,7 +14,7 @@ import { Worker } from '../../src/engine/worker';
 import { createServices, type Started } from '../../src/main';
 import { createReview } from '../../src/review/service';
 import { newId } from '../../src/storage/ids';
-import { findings, projects } from '../../src/storage/schema';
+import { findings, projects, runFindings } from '../../src/storage/schema';
 
 export type EngineKind = 'pglite' | 'pglite-existing' | 'postgres';
 
@@ -157,10 +157,12 @@ export async function runChild(input: ChildInput): Promise<ChildResult> {
       review?: { timings?: Record<string, number | Record<string, number>> };
     };
     const { by_reviewer_ms, ...timings } = result.review?.timings ?? {};
+    // What this run reported (run_findings), whatever ledger the range's findings live in.
     const rows = await services.db.orm
       .select({ rule: findings.rule, n: sql<number>`count(*)::int` })
       .from(findings)
-      .where(and(eq(findings.ledgerKey, `task:${task.id}`), eq(findings.workspaceId, workspaceId)))
+      .innerJoin(runFindings, eq(runFindings.findingId, findings.id))
+      .where(and(eq(runFindings.runId, run.id), eq(findings.workspaceId, workspaceId)))
       .groupBy(findings.rule);
     const finishedAt = run.finishedAt ? run.finishedAt.getTime() : createdAtWall + observedWallMs;
     const startedAt = run.startedAt ? run.startedAt.getTime() : createdAtWall;

@@ -34,6 +34,8 @@ interface CompiledRule {
   config: NapiConfig;
   /** The rule's `flow.text`, compiled. */
   flowText: RegExp | null;
+  /** The rule's `prefilter`, compiled: a file without a match cannot hold a finding. */
+  prefilter: RegExp | null;
 }
 
 interface CompiledSkill {
@@ -71,7 +73,8 @@ export function compileSkill(skill: CatalogSkill): CompiledSkill {
       }
       const list = byLanguage.get(language) ?? [];
       const flowText = rule.flow?.text ? new RegExp(rule.flow.text, 'i') : null;
-      list.push({ rule, ruleId: `${skill.id}/${rule.id}`, config, flowText });
+      const prefilter = rule.prefilter ? new RegExp(rule.prefilter) : null;
+      list.push({ rule, ruleId: `${skill.id}/${rule.id}`, config, flowText, prefilter });
       byLanguage.set(language, list);
     }
   }
@@ -181,7 +184,8 @@ export async function runBuiltinSkill(
       const rules = (compiled.byLanguage.get(language) ?? []).filter(
         (c) =>
           (role === 'production' || !c.rule.productionOnly) &&
-          pathSelected(file.diff.path, c.rule.files, c.rule.ignores),
+          pathSelected(file.diff.path, c.rule.files, c.rule.ignores) &&
+          (c.prefilter === null || c.prefilter.test(file.content)),
       );
       if (rules.length === 0 || tooLarge(file)) return;
       let parsed: ParsedFile;

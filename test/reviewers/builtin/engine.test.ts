@@ -53,6 +53,39 @@ describe('catalog', () => {
   });
 });
 
+describe('rule prefilter', () => {
+  const manifest = '---\nid: house\ntitle: House\ndescription: House rules.\nlanguages: [javascript]\n---\nHouse rules.\n';
+  const rule = (prefilter: string) =>
+    [
+      'id: no-alert',
+      'language: javascript',
+      'severity: P2',
+      'message: alert left in',
+      'note: Remove it.',
+      `prefilter: ${JSON.stringify(prefilter)}`,
+      'rule: { pattern: alert($$$) }',
+    ].join('\n');
+  const run = async (prefilter: string, code: string) => {
+    const house = await skillFromFiles('house', {
+      'SKILL.md': manifest,
+      'rules/no-alert.yml': rule(prefilter),
+    });
+    return runBuiltinSkill(house, [file('src/a.js', code)], { reviewerId: 'house', signal });
+  };
+
+  it('runs a rule only on files the prefilter matches', async () => {
+    expect((await run('\\balert\\(', 'alert(1);')).findings.map((f) => f.rule)).toEqual(['house/no-alert']);
+    // A prefilter that misses the sink hides the finding: the labelled cases guard the real ones.
+    expect((await run('\\bconfirm\\(', 'alert(1);')).findings).toEqual([]);
+  });
+
+  it('refuses a prefilter that is not a regular expression', async () => {
+    await expect(
+      skillFromFiles('house', { 'SKILL.md': manifest, 'rules/no-alert.yml': rule('(unclosed') }),
+    ).rejects.toThrow(/prefilter is not a regular expression/);
+  });
+});
+
 describe('runBuiltinSkill', () => {
   const code = [
     'export async function f(db: Db, id: string) {',

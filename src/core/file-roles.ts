@@ -7,7 +7,7 @@
  * `.gitattributes` (`linguist-generated`, `linguist-vendored`, `linguist-documentation`), a
  * generated-file marker in the first lines, and the conventional paths and names of each language.
  */
-import { matchesGlob } from './globs';
+import { globListMatcher, matchesGlob } from './globs';
 
 export const FILE_ROLES = [
   'production',
@@ -178,6 +178,8 @@ const CONVENTIONS: [FileRole, string[]][] = [
   ],
 ];
 
+const CONVENTION_MATCHERS = CONVENTIONS.map(([role, globs]) => [role, globListMatcher(globs)] as const);
+
 /** Attributes of `.gitattributes` that set a role, and the role they set. */
 const ATTRIBUTE_ROLES: Record<string, FileRole> = {
   'linguist-generated': 'generated',
@@ -250,9 +252,9 @@ export function roleOfPath(path: string, sources: RoleSources = {}): FileRole {
   }
   if (sources.content && byAttributes.get('generated') !== false && hasGeneratedMarker(sources.content))
     return 'generated';
-  for (const [role, globs] of CONVENTIONS) {
+  for (const [role, matches] of CONVENTION_MATCHERS) {
     if (byAttributes.get(role) === false) continue;
-    if (globs.some((g) => matchesGlob(path, g))) return role;
+    if (matches(path)) return role;
   }
   return 'production';
 }

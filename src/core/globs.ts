@@ -36,6 +36,16 @@ export function matchesGlob(path: string, glob: string): boolean {
   return re.test(path);
 }
 
+/**
+ * One test for a whole list of globs: their expressions joined into one, so a path is read once
+ * rather than once per glob (file roles test ~100 conventional globs against every changed file).
+ */
+export function globListMatcher(globs: readonly string[]): (path: string) => boolean {
+  if (globs.length === 0) return () => false;
+  const re = new RegExp(globs.map((g) => `(?:${toRegExp(g).source})`).join('|'));
+  return (path) => re.test(path);
+}
+
 /** Whether a rule with these `files`/`ignores` runs on `path`. */
 export function pathSelected(
   path: string,

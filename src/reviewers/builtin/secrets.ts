@@ -6,10 +6,8 @@
  * (`secret-examples.ts`); everything else is reported.
  */
 import { extname } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { lintSource } from '@secretlint/core';
-// A dependency of @secretlint/core (pinned to the same 12.0.0); imported only to reset it.
+// A dependency of @secretlint/core (pinned to the same 12.0.0); imported only to switch it off.
 import { secretLintProfiler } from '@secretlint/profiler';
 import { creator as recommendedPreset } from '@secretlint/secretlint-rule-preset-recommend';
 import type {
@@ -91,54 +89,12 @@ function masked(text: string, values: string[]): string {
 }
 
 /**
- * secretlint profiles every call into a process-wide list it never empties, and scans that list
- * on each new mark: quadratic in the files scanned over the process's life (2,000 files left
- * ~50 s of CPU behind). Empty it, and the user-timing marks it made, after letting the
- * observer's queued callbacks run.
+ * secretlint's core marks a user-timing entry around every rule on every file, and its profiler's
+ * observer keeps each mark, scans the kept list on the next one and queues a measure: a list that
+ * grows for the life of the process and ~1.4 s of CPU in a 2,000-file review. svc never reads the
+ * profile, so marking is switched off where the core calls it (core uses only `mark`).
  */
-async function resetSecretlintProfiler() {
-  await nextTurn();
-  await secretLintProfiler.getMeasures();
-  const profiler = secretLintProfiler as unknown as { entries?: unknown[]; measures?: unknown[] };
-  if (Array.isArray(profiler.entries)) profiler.entries.length = 0;
-  if (Array.isArray(profiler.measures)) profiler.measures.length = 0;
-  for (const name of new Set(performance.getEntriesByType('mark').map((e) => e.name))) {
-    if (name.startsWith('@')) performance.clearMarks(name);
-  }
-  for (const name of new Set(performance.getEntriesByType('measure').map((e) => e.name))) {
-    if (name.startsWith('@')) performance.clearMeasures(name);
-  }
-}
-
-/** Scans between profiler resets: small enough that the list stays short. */
-const RESET_EVERY = 25;
-let scansSinceReset = 0;
-let inFlight = 0;
-/** While set, no scan starts: the last scan in flight resets the profiler, then opens it. */
-let gate: { promise: Promise<void>; open: () => void } | null = null;
-
-async function afterScan() {
-  scansSinceReset++;
-  if (scansSinceReset >= RESET_EVERY && !gate) {
-    let open = () => {};
-    const promise = new Promise<void>((resolve) => {
-      open = resolve;
-    });
-    gate = { promise, open };
-  }
-  if (!gate || inFlight > 0) return;
-  const current = gate;
-  try {
-    // A mark whose partner is still to come must stay, so this runs only with no scan in flight.
-    await resetSecretlintProfiler();
-  } catch {
-    // Best effort: a profiler that cannot be reset costs time, not correctness.
-  } finally {
-    scansSinceReset = 0;
-    gate = null;
-    current.open();
-  }
-}
+secretLintProfiler.mark = () => {};
 
 /**
  * The credentials in `content`. `role` is the file's role as the review classified it; without it,
@@ -152,19 +108,11 @@ export async function scanSecrets(
 ): Promise<SecretMessage[]> {
   const config = configFor(skill);
   if (isSecretScannerTestMaterial(path)) return [];
-  while (gate) await gate.promise;
-  inFlight++;
-  let messages: SecretLintCoreResultMessage[];
-  try {
-    ({ messages } = await lintSource({
-      source: { filePath: path, content, ext: extname(path), contentType: 'text' },
-      // Unmasked, so the found value can be judged; masked below before it leaves this module.
-      options: { config, maskSecrets: false },
-    }));
-  } finally {
-    inFlight--;
-    await afterScan();
-  }
+  const { messages } = await lintSource({
+    source: { filePath: path, content, ext: extname(path), contentType: 'text' },
+    // Unmasked, so the found value can be judged; masked below before it leaves this module.
+    options: { config, maskSecrets: false },
+  });
   const kept: SecretLintCoreResultMessage[] = [];
   for (const m of messages) {
     const values = foundValues(m);

@@ -54,7 +54,8 @@ describe('catalog', () => {
 });
 
 describe('rule prefilter', () => {
-  const manifest = '---\nid: house\ntitle: House\ndescription: House rules.\nlanguages: [javascript]\n---\nHouse rules.\n';
+  const manifest =
+    '---\nid: house\ntitle: House\ndescription: House rules.\nlanguages: [javascript]\n---\nHouse rules.\n';
   const rule = (prefilter: string) =>
     [
       'id: no-alert',

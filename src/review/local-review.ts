@@ -16,6 +16,7 @@ import { PROJECT_SETTINGS } from '../core/settings';
 import type { ReviewerResult, ReviewFile, ReviewInput } from '../reviewers/types';
 import { type CatalogSkill, loadCatalog } from '../skills/catalog';
 import { catalogReviewers } from './catalog-reviewers';
+import { decodeText } from './decode-text';
 import type { HeadText } from './ledger-reconcile';
 import {
   type LineupEntry,
@@ -24,7 +25,7 @@ import {
   type ReviewerItem,
   resolveEntry,
 } from './lineup';
-import { decodeText, diffRange, readBlobs } from './local-range';
+import { diffRange, readBlobs } from './local-range';
 import { type MergedFinding, mergeFindings } from './merge';
 import { planLineup } from './planner';
 import { applyPolicy, CONTEXT_PATHS, markSuppressed, prepareFiles, repositoryContext } from './policy';

@@ -17,6 +17,7 @@ import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
 import { type ReviewConfig, reviewConfigSchema } from './config';
+import { decodeText } from './decode-text';
 import { executeReviewer } from './execute-reviewer';
 import { currentLearnings } from './learnings';
 import { recordInLedger } from './ledger';
@@ -127,13 +128,6 @@ async function resolveTarget(
     .resolveRange(repo, config.base ?? '', config.head ?? '')
     .catch((e) => hostFailure(e, `range ${config.base}..${config.head}`));
   return { pullRequestId: null, number: null, baseSha: range.baseSha, headSha: range.headSha };
-}
-
-function decode(buffer: Buffer | null | undefined): string | null {
-  if (!buffer) return null;
-  const text = buffer.toString('utf8');
-  // Not UTF-8: read it as latin1 so offsets stay one character per byte (the diff did the same).
-  return text.includes('\uFFFD') ? buffer.toString('latin1') : text;
 }
 
 function lineupFor(
@@ -254,9 +248,9 @@ async function review(
   const contents = await host
     .readFiles(repo, target.headSha, [...new Set([...paths, ...CONTEXT_PATHS])])
     .catch((e) => hostFailure(e, 'reading files'));
-  const text = new Map(paths.map((p) => [p, decode(contents.get(p))]));
+  const text = new Map(paths.map((p) => [p, decodeText(contents.get(p))]));
   // The repository's own configuration and attributes decide which files are reviewed, in what role.
-  const context = repositoryContext(new Map(CONTEXT_PATHS.map((p) => [p, decode(contents.get(p))])));
+  const context = repositoryContext(new Map(CONTEXT_PATHS.map((p) => [p, decodeText(contents.get(p))])));
   for (const gap of context.gaps) ctx.gap(gap);
   const files: ReviewFile[] = prepareFiles(
     diff.files.map((f) => ({ diff: f, content: text.get(f.path) ?? null })),

@@ -38,8 +38,8 @@ import {
   type ResolvedRange,
   type ReviewInput,
 } from '../types';
-import { GitDiffParser } from './diff-parser';
-import { GitFailure, git, gitBuffer, gitOrNull, gitStream } from './git';
+import { GitFailure, git, gitBuffer, gitOrNull } from './git';
+import { gitDiff, readBlobs } from './git-read';
 
 export const LOCAL_INSTALLATION_ID = 1;
 const FULL_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
@@ -301,39 +301,8 @@ export class LocalCodeHost implements CodeHost {
     const dir = await this.repo(fullName);
     const range = await this.resolveEnds(dir, fullName, baseSha, headSha);
     const effective: DiffLimits = { ...DEFAULT_DIFF_LIMITS, ...limits };
-    const parser = new GitDiffParser(range.baseSha, range.headSha, effective);
-    const args = [
-      '-c',
-      'core.quotepath=off',
-      '-c',
-      'diff.noprefix=false',
-      '-c',
-      'diff.mnemonicPrefix=false',
-      '-c',
-      'diff.suppressBlankEmpty=false',
-      '-c',
-      'diff.relative=false',
-      'diff',
-      '--no-color',
-      '--no-ext-diff',
-      '--no-textconv',
-      '--submodule=short',
-      '--src-prefix=a/',
-      '--dst-prefix=b/',
-      '-U3',
-      '-M',
-      ...(effective.detectCopies ? ['-C'] : []),
-      '-z',
-      '--raw',
-      '--numstat',
-      '-p',
-      range.baseSha,
-      range.headSha,
-      '--',
-    ];
     try {
-      const { stderr } = await gitStream(dir, args, (chunk) => parser.push(chunk));
-      return parser.end(stderr);
+      return await gitDiff(dir, range.baseSha, range.headSha, effective);
     } catch (error) {
       if (error instanceof GitFailure)
         throw new CodeHostError(`git diff failed in ${fullName}: ${error.message}`, 'failed', {
@@ -362,37 +331,7 @@ export class LocalCodeHost implements CodeHost {
         `ref ${JSON.stringify(ref)} does not resolve to a commit in ${fullName}`,
         'not_found',
       );
-    const unique = [...new Set(paths)];
-    // A batch request is one line; a path with a line break is looked up on its own first.
-    const requests = await Promise.all(
-      unique.map(async (path) =>
-        /[\n\r]/.test(path)
-          ? ((await gitOrNull(dir, ['rev-parse', '--verify', '--quiet', `${commit}:${path}`]))?.trim() ??
-            'missing')
-          : `${commit}:${path}`,
-      ),
-    );
-    const out = await gitBuffer(dir, ['cat-file', '--batch'], `${requests.join('\n')}\n`);
-    const result = new Map<string, Buffer | null>();
-    let at = 0;
-    for (const path of unique) {
-      const nl = out.indexOf(10, at);
-      if (nl < 0) {
-        result.set(path, null);
-        continue;
-      }
-      const header = out.toString('latin1', at, nl);
-      at = nl + 1;
-      const match = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(header);
-      if (!match) {
-        result.set(path, null);
-        continue;
-      }
-      const size = Number(match[3]);
-      result.set(path, match[2] === 'blob' ? Buffer.from(out.subarray(at, at + size)) : null);
-      at += size + 1;
-    }
-    return result;
+    return readBlobs(dir, commit, paths);
   }
 
   private async svcDir(fullName: string): Promise<string> {

@@ -178,6 +178,19 @@ CREATE TABLE "pull_requests" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "repo_knowledge" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"content" jsonb NOT NULL,
+	"gaps" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"commit_sha" text NOT NULL,
+	"refreshed_by" text NOT NULL,
+	"refreshed_at" timestamp with time zone NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "review_results" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -368,6 +381,7 @@ CREATE UNIQUE INDEX "posted_comments_finding_idx" ON "posted_comments" USING btr
 CREATE INDEX "posted_comments_external_idx" ON "posted_comments" USING btree ("external_id");--> statement-breakpoint
 CREATE INDEX "projects_workspace_idx" ON "projects" USING btree ("workspace_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "pull_requests_number_idx" ON "pull_requests" USING btree ("project_id","number");--> statement-breakpoint
+CREATE UNIQUE INDEX "repo_knowledge_project_idx" ON "repo_knowledge" USING btree ("project_id");--> statement-breakpoint
 CREATE INDEX "review_results_project_idx" ON "review_results" USING btree ("project_id","created_at");--> statement-breakpoint
 CREATE INDEX "reviewers_uses_idx" ON "reviewers" USING btree ("workspace_id","uses");--> statement-breakpoint
 CREATE INDEX "run_messages_task_idx" ON "run_messages" USING btree ("task_id","seq");--> statement-breakpoint

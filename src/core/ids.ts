@@ -18,6 +18,7 @@ export const ID_PREFIX = {
   event: 'evt',
   worker: 'wrk',
   installation: 'ins',
+  repoKnowledge: 'rkn',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -73,7 +73,17 @@ export const collectionRecords = {
   }),
   'quick-actions': record('quick_action', { title: z.string() }),
   'repo-knowledge': record('repo_knowledge', {
-    content: z.record(z.string(), z.unknown()).describe('The repository-knowledge file `svc.json`.'),
+    content: z
+      .record(z.string(), z.unknown())
+      .describe(
+        "The repository-knowledge file `svc.json`: languages, runtimes, package managers, tooling, CI and conventions, each fact with its evidence; the repository's own `svc.json` overrides, marked `declared`.",
+      ),
+    commit_sha: z.string().describe('The commit it was read from.'),
+    refreshed_at: timestamp.describe('When it was last refreshed.'),
+    refreshed_by: z.string().describe('What refreshed it: `setup`, or a review.'),
+    gaps: z
+      .array(z.object({ code: z.string(), message: z.string() }))
+      .describe('What could not be read, by name; such facts are absent, never guessed.'),
   }),
   'review-results': record('review_result', { task_id: z.string(), pr: z.int().nullable() }),
   'scorecard-levels': record('scorecard_level', { level: z.int(), name: z.string() }),
@@ -464,7 +474,9 @@ function collectionOperations(collection: CollectionName): Operation[] {
     collection === 'pull-requests' ||
     collection === 'findings' ||
     collection === 'review-results' ||
-    collection === 'plans'
+    collection === 'plans' ||
+    // src/operations/repo-knowledge.ts
+    collection === 'repo-knowledge'
   )
     return [];
   const item = collectionRecords[collection];

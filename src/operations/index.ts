@@ -7,6 +7,7 @@ import { operations as ledgerCollections } from './ledger-collections';
 import { operations as plans } from './plans';
 import { operations as projects } from './projects';
 import type { Operation } from './registry';
+import { operations as repoKnowledge } from './repo-knowledge';
 import { operations as reviewers } from './reviewers';
 import { operations as reviews } from './reviews';
 import { operations as settings } from './settings';
@@ -23,5 +24,6 @@ export const OPERATIONS: Operation[] = [
   ...ledgerCollections,
   ...findingEvents,
   ...plans,
+  ...repoKnowledge,
   ...collections,
 ];

@@ -10,13 +10,14 @@
  * Heavy modules load only when needed and while git works: the rule engine (ast-grep,
  * secretlint) as soon as the review starts, the AI SDK only when a model reviewer runs.
  */
+
+import { decodeText } from '../core/decode-text';
 import type { Diff, FindingDraft } from '../core/review';
 import type { Gap } from '../core/runs';
 import { PROJECT_SETTINGS } from '../core/settings';
 import type { ReviewerResult, ReviewFile, ReviewInput } from '../reviewers/types';
 import { type CatalogSkill, loadCatalog } from '../skills/catalog';
 import { catalogReviewers } from './catalog-reviewers';
-import { decodeText } from './decode-text';
 import type { HeadText } from './ledger-reconcile';
 import {
   type LineupEntry,

@@ -6,6 +6,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { type CodeHost, CodeHostError } from '../codehost/types';
+import { decodeText } from '../core/decode-text';
 import { RunFailure } from '../core/failures';
 import { type Diff, type FindingDraft, ledgerKeyOf } from '../core/review';
 import { resolveProjectSettings } from '../core/settings';
@@ -17,7 +18,6 @@ import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
 import { type ReviewConfig, reviewConfigSchema } from './config';
-import { decodeText } from './decode-text';
 import { executeReviewer } from './execute-reviewer';
 import { currentLearnings } from './learnings';
 import { recordInLedger } from './ledger';

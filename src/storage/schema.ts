@@ -404,6 +404,29 @@ export const learnings = pgTable(
   (t) => [index('learnings_project_idx').on(t.projectId, t.forgetsAt)],
 );
 
+/**
+ * Repository knowledge (the spec's `svc.json`): one record per project, replaced by each refresh
+ * (setup, planner passes). `content` is the derived record with the repository's declared
+ * overrides applied; `gaps` name what could not be read.
+ */
+export const repoKnowledge = pgTable(
+  'repo_knowledge',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    content: jsonb('content').$type<Record<string, unknown>>().notNull(),
+    gaps: jsonb('gaps').$type<{ code: string; message: string }[]>().notNull().default([]),
+    commitSha: text('commit_sha').notNull(),
+    /** What refreshed it last: `setup`, `review`, … */
+    refreshedBy: text('refreshed_by').notNull(),
+    refreshedAt: ts('refreshed_at').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('repo_knowledge_project_idx').on(t.projectId)],
+);
+
 /** Code-host installations (GitHub App installations, from `installation` webhooks). */
 export const installations = pgTable('installations', {
   /** GitHub's installation id: the value for `repository.installation_id`. */

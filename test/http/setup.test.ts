@@ -15,12 +15,19 @@ describe('project setup', () => {
   beforeAll(async () => {
     reposDir = makeReposDir();
     makeRepo(reposDir, 'acme/shop', {
-      'package.json': '{"name":"shop"}\n',
+      'package.json': `${JSON.stringify({
+        name: 'shop',
+        engines: { node: '>=20' },
+        scripts: { test: 'vitest run' },
+        devDependencies: { vitest: '3.2.4' },
+      })}\n`,
+      'package-lock.json': '{"lockfileVersion":3}\n',
       'src/index.ts': 'export {};\n',
       'src/cart.ts': 'export const cart = [];\n',
       'src/cart.test.ts': 'test("x", () => {});\n',
       'tools/seed.py': 'print(1)\n',
-      '.github/workflows/ci.yml': 'on: push\n',
+      '.github/workflows/ci.yml':
+        'on: [push, pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm ci\n      - run: npm test\n',
       'docs/plans/search.md': '# Search\n',
     });
     t = await createTestApp({ reposDir, env: { SVC_POLL_MS: '50' } });
@@ -61,12 +68,11 @@ describe('project setup', () => {
     expect(status.status).toBe('completed');
     expect(status.terminal_event_count).toBe(1);
     expect(status.seed_graph.counts).toMatchObject({
-      files: 7,
+      files: 8,
       manifests: 1,
       ci_files: 1,
       plan_documents: 1,
     });
-    expect(status.seed_graph.gaps.map((g: { code: string }) => g.code)).toContain('ai_setup_unavailable');
 
     const evidence = await t.app.inject({
       method: 'GET',
@@ -79,7 +85,7 @@ describe('project setup', () => {
       task_id: setup.task.id,
       evidence: {
         repository: 'acme/shop',
-        files: 7,
+        files: 8,
         languages: { typescript: 3, python: 1 },
         manifests: ['package.json'],
         ci: ['.github/workflows/ci.yml'],
@@ -87,9 +93,53 @@ describe('project setup', () => {
         test_paths: 1,
       },
     });
-    expect(evidence.json().missing.map((g: { code: string }) => g.code)).toEqual(
-      expect.arrayContaining(['ai_setup_unavailable', 'repo_knowledge_not_written']),
-    );
+    // tools/seed.py is Python and nothing states a Python version: named, not guessed.
+    const pythonUnknown = expect.objectContaining({
+      code: 'runtime_version_unknown',
+      message: expect.stringContaining('python'),
+    });
+    expect(evidence.json().missing).toEqual([pythonUnknown]);
+
+    // The repository knowledge it wrote: one record for the project, each fact with its evidence.
+    const headers = { ...bearer(t.workspaceKey), 'project-id': project.id };
+    const list = await t.app.inject({ method: 'GET', url: '/api/v1/repo-knowledge', headers });
+    expect(list.statusCode).toBe(200);
+    expect(list.json().data).toHaveLength(1);
+    const knowledge = list.json().data[0];
+    expect(knowledge).toMatchObject({
+      object: 'repo_knowledge',
+      id: expect.stringMatching(/^rkn_/),
+      refreshed_by: 'setup',
+      commit_sha: expect.stringMatching(/^[0-9a-f]{40}$/),
+      gaps: [pythonUnknown],
+    });
+    expect(knowledge.content.runtimes).toEqual([
+      { name: 'node', version: '>=20', source: 'package.json#engines.node', declared: false },
+    ]);
+    expect(knowledge.content.package_managers).toEqual([
+      expect.objectContaining({ name: 'npm', manifest: 'package.json', lockfile: 'package-lock.json' }),
+    ]);
+    expect(knowledge.content.ci).toEqual([
+      expect.objectContaining({
+        path: '.github/workflows/ci.yml',
+        provider: 'github_actions',
+        triggers: ['push', 'pull_request'],
+        runs: ['npm ci', 'npm test'],
+      }),
+    ]);
+    // Enforced: the workflow runs `npm test`, and the test script runs vitest.
+    expect(knowledge.content.tooling.test_runners).toEqual([
+      {
+        name: 'vitest',
+        config: null,
+        source: 'package.json#devDependencies.vitest',
+        enforced_in: ['package.json#scripts.test'],
+      },
+    ]);
+    const one = await t.app.inject({ method: 'GET', url: `/api/v1/repo-knowledge/${knowledge.id}`, headers });
+    expect(one.json()).toEqual(knowledge);
+    const other = await t.app.inject({ method: 'GET', url: '/api/v1/repo-knowledge/rkn_nope', headers });
+    expect(other.statusCode).toBe(404);
   });
 
   it('says setup has not run before it is started, and starts it on POST', async () => {

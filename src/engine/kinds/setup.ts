@@ -3,6 +3,7 @@ import { CodeHostError, type RepositoryTree } from '../../codehost/types';
 import { RunFailure } from '../../core/failures';
 import { LANGUAGE_BY_EXTENSION } from '../../core/languages';
 import type { Gap } from '../../core/runs';
+import { refreshKnowledge } from '../../knowledge/refresh';
 import { projectAndHost } from '../project-host';
 import type { TaskHandler } from '../types';
 
@@ -95,23 +96,8 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
       pct: 60,
     });
     const evidence = inspectTree(project.repoFullName, tree);
-    const gaps: Gap[] = [
-      {
-        code: 'ai_setup_unavailable',
-        message:
-          'no LLM provider is configured, so setup inspected the tree statically and wrote no conventions',
-      },
-      {
-        code: 'repo_knowledge_not_written',
-        message: 'svc.json (repository knowledge) is written by the planner, which is not there yet',
-      },
-    ];
-    if (evidence.manifests.length === 0) {
-      gaps.push({
-        code: 'no_manifest_found',
-        message: 'no package manifest found; language versions are unknown',
-      });
-    }
+    const knowledge = await refreshKnowledge(ctx.db.orm, host, project, tree, 'setup');
+    const gaps: Gap[] = [...knowledge.gaps];
     for (const gap of gaps) ctx.gap(gap);
     ctx.setSeedGraph({
       counts: {
@@ -120,6 +106,7 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
         manifests: evidence.manifests.length,
         ci_files: evidence.ci.length,
         plan_documents: evidence.plan_documents.length,
+        runtimes: knowledge.runtimes,
       },
       gaps,
     });
@@ -138,6 +125,9 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
       currentStep: 'record',
       pct: 100,
     });
-    return { evidence: evidence as unknown as Record<string, unknown> };
+    return {
+      evidence: evidence as unknown as Record<string, unknown>,
+      repo_knowledge: { id: knowledge.id, commit_sha: tree.commit },
+    };
   };
 }

@@ -38,7 +38,17 @@ const ALLOWED: Record<string, string[]> = {
   'skills-store': ['core', 'storage', 'skills'],
   knowledge: ['core', 'storage', 'codehost'],
   engine: ['core', 'storage', 'codehost', 'config', 'knowledge'],
-  review: ['core', 'storage', 'codehost', 'engine', 'reviewers', 'skills', 'skills-store', 'config'],
+  review: [
+    'core',
+    'storage',
+    'codehost',
+    'engine',
+    'reviewers',
+    'skills',
+    'skills-store',
+    'config',
+    'knowledge',
+  ],
   automation: ['core', 'storage', 'engine', 'codehost', 'review', 'config'],
   github: ['core', 'storage', 'engine', 'codehost', 'review', 'reviewers', 'skills', 'automation', 'config'],
   operations: [

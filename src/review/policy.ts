@@ -51,6 +51,26 @@ export function repositoryContext(texts: ReadonlyMap<string, string | null>): Re
 export const EMPTY_CONTEXT: RepositoryContext = repositoryContext(new Map());
 
 /**
+ * Adds the roles the repository declares in its knowledge file (`svc.json`): test paths join
+ * `.svc.yml`'s `paths.tests`; generated and vendored paths count as `.gitattributes` marks that
+ * come first, so the repository's own `.gitattributes` (negations included) still wins.
+ */
+export function withDeclaredRoles(
+  context: RepositoryContext,
+  declared: { tests: string[]; attributes: GitAttributeRule[] } | null,
+): RepositoryContext {
+  if (!declared) return context;
+  return {
+    ...context,
+    config: {
+      ...context.config,
+      paths: { ...context.config.paths, tests: [...context.config.paths.tests, ...declared.tests] },
+    },
+    attributes: [...declared.attributes, ...context.attributes],
+  };
+}
+
+/**
  * The files reviewers are given: paths the repository excludes are dropped, every other file
  * carries its role (which rules run on it and how severe a finding there can be).
  */

@@ -12,6 +12,8 @@ import { type Diff, type FindingDraft, ledgerKeyOf } from '../core/review';
 import { resolveProjectSettings } from '../core/settings';
 import { projectAndHost } from '../engine/project-host';
 import type { RunContext, TaskHandler } from '../engine/types';
+import { declaredRoles, knowledgeBrief } from '../knowledge/brief';
+import { knowledgeForReview } from '../knowledge/for-review';
 import { configuredProviders } from '../reviewers/llm/providers';
 import type { ReviewerResult, ReviewFile } from '../reviewers/types';
 import type { Database } from '../storage/database';
@@ -24,7 +26,14 @@ import { recordInLedger } from './ledger';
 import { type LineupEntry, type ResolvedReviewer, resolveEntry } from './lineup';
 import { mergeFindings } from './merge';
 import { planLineup } from './planner';
-import { applyPolicy, CONTEXT_PATHS, markSuppressed, prepareFiles, repositoryContext } from './policy';
+import {
+  applyPolicy,
+  CONTEXT_PATHS,
+  markSuppressed,
+  prepareFiles,
+  repositoryContext,
+  withDeclaredRoles,
+} from './policy';
 import { countUse, type ReviewerRow } from './reviewer-catalog';
 
 /**
@@ -187,6 +196,7 @@ export function reviewHandler(deps: ReviewDeps): TaskHandler {
         target,
         budgetUsd: settings['svc.review.budget_usd'],
         guidance: settings['svc.review.guidance'],
+        project,
       });
     } catch (error) {
       await setReviewStatus(db, target.pullRequestId, 'errored').catch(() => {});
@@ -208,6 +218,7 @@ async function review(
     target: Target;
     budgetUsd: number;
     guidance: string;
+    project: { id: string; workspaceId: string; repoFullName: string };
   },
 ) {
   const { db } = ctx;
@@ -250,8 +261,14 @@ async function review(
     .catch((e) => hostFailure(e, 'reading files'));
   const text = new Map(paths.map((p) => [p, decodeText(contents.get(p))]));
   // The repository's own configuration and attributes decide which files are reviewed, in what role.
-  const context = repositoryContext(new Map(CONTEXT_PATHS.map((p) => [p, decodeText(contents.get(p))])));
-  for (const gap of context.gaps) ctx.gap(gap);
+  // What the repository's knowledge declares (svc.json) joins them: its test, generated and
+  // vendored paths, and, for model reviewers, a summary of its runtimes and tooling.
+  const { knowledge, gaps: knowledgeGaps } = await knowledgeForReview(db.orm, host, job.project);
+  const context = withDeclaredRoles(
+    repositoryContext(new Map(CONTEXT_PATHS.map((p) => [p, decodeText(contents.get(p))]))),
+    knowledge ? declaredRoles(knowledge) : null,
+  );
+  for (const gap of [...context.gaps, ...knowledgeGaps]) ctx.gap(gap);
   const files: ReviewFile[] = prepareFiles(
     diff.files.map((f) => ({ diff: f, content: text.get(f.path) ?? null })),
     context,
@@ -292,7 +309,14 @@ async function review(
     pct: 20,
   });
   const guidance = [job.guidance, context.config.guidance].filter((g) => g.trim() !== '').join('\n\n');
-  const input = { diff, files, guidance, learnings, signal: ctx.signal };
+  const input = {
+    diff,
+    files,
+    guidance,
+    learnings,
+    knowledge: knowledge ? knowledgeBrief(knowledge) : '',
+    signal: ctx.signal,
+  };
   const drafts: FindingDraft[] = [];
   const failures: { key: string; error: unknown }[] = [];
   const skills: ReviewerResult['skills'] = [];

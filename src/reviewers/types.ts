@@ -22,6 +22,8 @@ export interface ReviewInput {
   /** Project guidance (`svc.review.guidance`), repository knowledge and current learnings. */
   guidance: string;
   learnings: string[];
+  /** The repository knowledge (`svc.json`) in brief, for model reviewers; empty when unknown. */
+  knowledge?: string;
   signal: AbortSignal;
 }
 

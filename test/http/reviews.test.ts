@@ -245,6 +245,12 @@ describe('reviews', () => {
     expect(system).toContain('Handlers must validate input with zod.');
     expect(system).toContain('The run module is called by the admin console only.');
     expect(system).not.toContain('Old fact that expired.');
+    // The repository knowledge the planner read reaches the model too.
+    const knowledge = (await t.app.inject({ method: 'GET', url: '/api/v1/repo-knowledge', headers })).json()
+      .data[0];
+    expect(knowledge.content.conventions.source_roots).toContain('src/');
+    expect(system).toContain('## Repository knowledge');
+    expect(system).toContain('Sources live in: src/');
   });
 
   it('continues without learnings when they cannot be loaded, and says so as a gap', async () => {

@@ -108,3 +108,56 @@ describe('repository policy in a review', () => {
     expect(paths.has('qa/smoke.js')).toBe(true);
   });
 });
+
+describe('repository knowledge in a review', () => {
+  let t: TestApp;
+  let worker: Worker;
+  let headers: Record<string, string>;
+
+  afterAll(async () => {
+    await worker?.stop();
+    await t?.close();
+  });
+
+  it('applies the test and generated paths the repository declares in svc.json, read by the planner on first review', async () => {
+    const reposDir = makeReposDir();
+    const repo = makeRepo(reposDir, 'acme/declared', {
+      'src/app.js': 'export const ok = 1;\n',
+      'svc.json': `${JSON.stringify({ conventions: { test_locations: ['checks/'], generated_paths: ['sdk/'] } })}\n`,
+    });
+    const base = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    commitFiles(repo, {
+      'src/run.js': evalOf('req.query.code'),
+      'checks/smoke.js': evalOf('req.query.code'),
+      'sdk/client.js': evalOf('req.query.code'),
+    });
+    const head = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    t = await createTestApp({ reposDir, env: { SVC_POLL_MS: '50' } });
+    worker = new Worker(t.services.engine, { concurrency: 2 });
+    await worker.start();
+    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/declared') };
+
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/reviews',
+      headers,
+      payload: { base, head, reviewers: ['security'] },
+    });
+    let body: { run?: { status: string }; findings: { path: string }[] } = { findings: [] };
+    for (let i = 0; i < 300 && !['completed', 'failed'].includes(body.run?.status ?? ''); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      body = (await t.app.inject({ method: 'GET', url: `/api/v1/reviews/${res.json().id}`, headers })).json();
+    }
+    expect(body.run?.status).toBe('completed');
+    // checks/ is a test location and sdk/ generated code by the repository's word: no security rule runs there.
+    expect(body.findings.map((f) => f.path)).toEqual(['src/run.js']);
+
+    const knowledge = (await t.app.inject({ method: 'GET', url: '/api/v1/repo-knowledge', headers })).json()
+      .data[0];
+    expect(knowledge).toMatchObject({ refreshed_by: 'review' });
+    expect(knowledge.content.conventions).toMatchObject({
+      test_locations: ['checks/'],
+      generated_paths: ['sdk/'],
+    });
+  });
+});

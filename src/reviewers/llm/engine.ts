@@ -143,6 +143,7 @@ export async function runLlmReviewer(options: LlmReviewerOptions): Promise<Revie
     instructions: options.instructions,
     guidance: input.guidance,
     learnings: input.learnings,
+    knowledge: input.knowledge,
   });
   const contextTokens =
     options.maxContextTokens ?? defaultContextTokens(resolved.kind, resolved.modelId, env);

@@ -1,6 +1,6 @@
 /**
- * What the model reads: the system prompt (reviewer instructions, project guidance, learnings,
- * answer contract) and the diff, rendered with new-file line numbers and cut into chunks that
+ * What the model reads: the system prompt (reviewer instructions, project guidance, repository
+ * knowledge, learnings, answer contract) and the diff, rendered with new-file line numbers and cut into chunks that
  * fit the model's window. Tokens are estimated at ~4 characters a token.
  */
 import type { DiffFile, Hunk } from '../../core/review';
@@ -16,6 +16,8 @@ export function buildSystemPrompt(input: {
   instructions: string;
   guidance: string;
   learnings: string[];
+  /** The repository knowledge in brief (runtimes, tooling, conventions); empty when unknown. */
+  knowledge?: string;
 }): string {
   const parts = [
     'You are a code reviewer. You review one change (a pull request diff) and report defects it introduces.',
@@ -24,6 +26,12 @@ export function buildSystemPrompt(input: {
     input.instructions.trim() || '(none)',
   ];
   if (input.guidance.trim()) parts.push('', '## Project guidance', input.guidance.trim());
+  if (input.knowledge?.trim())
+    parts.push(
+      '',
+      '## Repository knowledge (read from its files; trust it over guesses)',
+      input.knowledge.trim(),
+    );
   const learnings = input.learnings.map((l) => l.trim()).filter(Boolean);
   if (learnings.length > 0) {
     parts.push('', '## Learnings (facts about this repository from earlier reviews)');

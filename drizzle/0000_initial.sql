@@ -109,6 +109,7 @@ CREATE TABLE "learnings" (
 	"why" text DEFAULT '' NOT NULL,
 	"learned_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"forgets_at" timestamp with time zone,
+	"scope" jsonb,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );

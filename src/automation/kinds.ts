@@ -90,6 +90,9 @@ export function fixHandler(codeHosts: CodeHosts): TaskHandler {
  * The study pass (after ten merges): what the project's reviews taught. Rules whose findings
  * people dismissed again and again become learnings, so later reviews are told about them.
  */
+/** Marks the learnings the study pass writes, so a later pass finds and refreshes its own. */
+const STUDY_WHY = 'study pass: repeated dismissals';
+
 export const studyHandler: TaskHandler = async (ctx) => {
   const projectId = ctx.task.projectId ?? '';
   const rows = await ctx.db.orm
@@ -99,31 +102,55 @@ export const studyHandler: TaskHandler = async (ctx) => {
     .groupBy(findings.rule, findings.status);
   const byRule = new Map<string, Record<string, number>>();
   for (const r of rows) byRule.set(r.rule, { ...(byRule.get(r.rule) ?? {}), [r.status]: Number(r.n) });
-  const learned: string[] = [];
+  // A rule people keep dismissing becomes a scoped learning: its findings are downgraded from then
+  // on. One learning per rule: a later pass refreshes it (sentence, learned_at, forgets_at).
+  const created: string[] = [];
+  const refreshed: string[] = [];
+  const now = new Date();
   for (const [rule, counts] of byRule) {
     const dismissed = counts.dismissed ?? 0;
     const total = Object.values(counts).reduce((a, b) => a + b, 0);
     if (dismissed < 3 || dismissed / total < 0.5) continue;
     const learning = `Findings of rule ${rule} were dismissed ${dismissed} of ${total} times in this repository; report it only when clearly exploitable or wrong.`;
-    await ctx.db.orm.insert(learnings).values({
-      id: newId('learning'),
-      workspaceId: ctx.task.workspaceId,
-      projectId,
+    const values = {
       learning,
-      why: 'study pass: repeated wontfix replies',
-      forgetsAt: new Date(Date.now() + 90 * DAY_MS),
-    });
-    learned.push(learning);
+      why: STUDY_WHY,
+      learnedAt: now,
+      forgetsAt: new Date(now.getTime() + 90 * DAY_MS),
+      scope: { rule, action: 'downgrade' as const },
+      updatedAt: now,
+    };
+    const [existing] = await ctx.db.orm
+      .select({ id: learnings.id })
+      .from(learnings)
+      .where(
+        and(
+          eq(learnings.projectId, projectId),
+          eq(learnings.why, STUDY_WHY),
+          sql`${learnings.scope}->>'rule' = ${rule}`,
+        ),
+      )
+      .limit(1);
+    if (existing) {
+      await ctx.db.orm.update(learnings).set(values).where(eq(learnings.id, existing.id));
+      refreshed.push(existing.id);
+    } else {
+      const id = newId('learning');
+      await ctx.db.orm
+        .insert(learnings)
+        .values({ id, workspaceId: ctx.task.workspaceId, projectId, createdAt: now, ...values });
+      created.push(id);
+    }
   }
   const merged = await ctx.db.orm
     .select({ n: sql<number>`count(*)::int` })
     .from(pullRequests)
     .where(and(eq(pullRequests.projectId, projectId), gt(pullRequests.mergedAt, new Date(0))));
-  if (learned.length === 0)
+  if (created.length + refreshed.length === 0)
     ctx.gap({ code: 'nothing_learned', message: 'no rule was dismissed often enough to become a learning' });
   return {
     rules: Object.fromEntries(byRule),
-    learnings: learned,
+    learnings: { created, refreshed },
     merged_pull_requests: Number(merged[0]?.n ?? 0),
   };
 };

@@ -9,6 +9,7 @@ import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { REVIEW_STATUSES } from '../core/checks';
 import { ApiError, notFound, notImplemented } from '../core/errors';
+import { LEARNING_ACTIONS } from '../core/learning-scope';
 import { isForgotten, type LearningRow, notForgottenAt } from '../review/learnings';
 import type { Orm } from '../storage/database';
 import { newId } from '../storage/ids';
@@ -32,6 +33,19 @@ const record = <O extends string, S extends z.ZodRawShape>(object: O, shape: S) 
 
 const severity = z.enum(['P0', 'P1', 'P2']);
 
+/** A learning's machine-readable scope (src/core/learning-scope.ts). */
+export const learningScope = z
+  .strictObject({
+    rule: z.string().min(1).max(200).optional().describe('Full rule id, e.g. `security/weak-hash`.'),
+    path: z.string().min(1).max(500).optional().describe('Path glob, e.g. `legacy/**`.'),
+    action: z
+      .enum(LEARNING_ACTIONS)
+      .describe('`suppress`: record covered findings as dismissed; `downgrade`: one severity lower.'),
+  })
+  .refine((s) => s.rule !== undefined || s.path !== undefined, {
+    message: 'a scope names a rule, a path glob or both',
+  });
+
 /** Records of each collection, by collection name (hyphenated as in the path). */
 export const collectionRecords = {
   checks: record('check', { name: z.string(), scorecard_id: z.string().nullable() }),
@@ -48,6 +62,9 @@ export const collectionRecords = {
     learned_at: timestamp,
     forgets_at: timestamp.nullable().describe('The learning stops being used after this date.'),
     forgotten: z.boolean().describe('True once `forgets_at` has passed: reviews no longer use it.'),
+    scope: learningScope
+      .nullable()
+      .describe('What rule reviewers do with it; null: a sentence for model reviewers only.'),
   }),
   'metric-records': record('metric_record', {
     owner: z.string(),
@@ -308,6 +325,7 @@ function toLearningRecord(row: LearningRow, now = new Date()) {
     learned_at: row.learnedAt.toISOString(),
     forgets_at: row.forgetsAt ? row.forgetsAt.toISOString() : null,
     forgotten: isForgotten(row, now),
+    scope: row.scope ?? null,
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
@@ -334,6 +352,9 @@ export const learningCreateBody = z.strictObject({
   forgets_at: timestamp
     .optional()
     .describe('When reviews stop using it (must be in the future); omitted: never.'),
+  scope: learningScope
+    .optional()
+    .describe('Makes rule reviewers honour it: which findings (rule and/or path glob) and what to do.'),
 });
 
 const learningListQuery = listQuery.extend({
@@ -445,6 +466,7 @@ const learningOperations: Operation[] = [
             why: body.why ?? '',
             learnedAt: now,
             forgetsAt,
+            scope: body.scope ?? null,
             createdAt: now,
             updatedAt: now,
           })

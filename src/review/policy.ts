@@ -12,6 +12,7 @@ import {
   roleOfPath,
 } from '../core/file-roles';
 import { matchesGlob } from '../core/globs';
+import { downgraded, type LearningScope, scopeCovers } from '../core/learning-scope';
 import type { FindingDraft } from '../core/review';
 import type { Gap } from '../core/runs';
 import type { ReviewFile } from '../reviewers/types';
@@ -152,5 +153,39 @@ export function markSuppressed(
       if (s && suppresses(s, finding.rule)) return { ...finding, dismissal: { reason: s.reason } };
     }
     return finding;
+  });
+}
+
+/** A learning as the policy applies it: its id and sentence name it in what it changes. */
+export interface ScopedLearning {
+  id: string;
+  learning: string;
+  scope: LearningScope | null;
+}
+
+/**
+ * Applies the learnings whose scope covers a finding: `suppress` records it as dismissed with the
+ * learning as its reason (the ledger keeps it, as with `svc-ignore`); `downgrade` lowers its
+ * severity one step and says so in its body. A finding already dismissed inline is left alone.
+ */
+export function applyLearnings(
+  found: MergedFinding[],
+  learnings: readonly ScopedLearning[],
+): MergedFinding[] {
+  const scoped = learnings.filter((l): l is ScopedLearning & { scope: LearningScope } => l.scope !== null);
+  if (scoped.length === 0) return found;
+  return found.map((finding) => {
+    if (finding.dismissal) return finding;
+    const covering = scoped.filter((l) => scopeCovers(l.scope, finding));
+    const suppressing = covering.find((l) => l.scope.action === 'suppress');
+    if (suppressing)
+      return { ...finding, dismissal: { reason: `learning ${suppressing.id}: ${suppressing.learning}` } };
+    const lowering = covering.find((l) => l.scope.action === 'downgrade');
+    if (!lowering || finding.severity === 'P2') return finding;
+    return {
+      ...finding,
+      severity: downgraded(finding.severity),
+      body: `${finding.body}\n\n_Severity lowered from ${finding.severity} by learning ${lowering.id}: ${lowering.learning}_`,
+    };
   });
 }

@@ -27,11 +27,13 @@ import { type LineupEntry, type ResolvedReviewer, resolveEntry } from './lineup'
 import { mergeFindings } from './merge';
 import { planLineup } from './planner';
 import {
+  applyLearnings,
   applyPolicy,
   CONTEXT_PATHS,
   markSuppressed,
   prepareFiles,
   repositoryContext,
+  type ScopedLearning,
   withDeclaredRoles,
 } from './policy';
 import { countUse, type ReviewerRow } from './reviewer-catalog';
@@ -288,11 +290,9 @@ async function review(
     { plan },
   );
 
-  let learnings: string[] = [];
+  let learningRows: ScopedLearning[] = [];
   try {
-    learnings = (await currentLearnings(db, projectId, new Date())).map(
-      (l: { learning: string }) => l.learning,
-    );
+    learningRows = await currentLearnings(db, projectId, new Date());
   } catch (error) {
     ctx.gap({
       code: 'learnings_unavailable',
@@ -313,7 +313,7 @@ async function review(
     diff,
     files,
     guidance,
-    learnings,
+    learnings: learningRows.map((l) => l.learning),
     knowledge: knowledge ? knowledgeBrief(knowledge) : '',
     signal: ctx.signal,
   };
@@ -395,9 +395,9 @@ async function review(
   lap('bookkeeping_ms');
   // A canceled or timed-out run must not write the ledger or post anything after the fact.
   ctx.signal.throwIfAborted();
-  const merged = markSuppressed(
-    mergeFindings(applyPolicy(drafts, files, context)),
-    (p) => text.get(p) ?? null,
+  const merged = applyLearnings(
+    markSuppressed(mergeFindings(applyPolicy(drafts, files, context)), (p) => text.get(p) ?? null),
+    learningRows,
   );
   const outcome = await db.orm.transaction((tx) =>
     recordInLedger(

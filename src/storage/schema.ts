@@ -18,6 +18,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import type { LearningScope } from '../core/learning-scope';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const createdAt = () => ts('created_at').notNull().defaultNow();
@@ -398,6 +399,8 @@ export const learnings = pgTable(
     why: text('why').notNull().default(''),
     learnedAt: ts('learned_at').notNull().defaultNow(),
     forgetsAt: ts('forgets_at'),
+    /** What rule reviewers do with it (`LearningScope`); null: a sentence for models only. */
+    scope: jsonb('scope').$type<LearningScope>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

@@ -124,6 +124,23 @@ describe('learnings', () => {
     expect(await currentLearnings(t.services.db, projectB, now)).toEqual([]);
   });
 
+  it('takes a scope rule reviewers honour, and refuses one that names neither rule nor path', async () => {
+    const scoped = await learn({
+      learning: 'Legacy code is frozen; do not report it.',
+      scope: { path: 'legacy/**', action: 'suppress' },
+    });
+    expect(scoped.statusCode).toBe(201);
+    expect(scoped.json().scope).toEqual({ path: 'legacy/**', action: 'suppress' });
+    expect((await call('GET', `/api/v1/learnings/${scoped.json().id}`)).json().scope).toEqual({
+      path: 'legacy/**',
+      action: 'suppress',
+    });
+    expect((await learn({ learning: 'No scope.' })).json().scope).toBeNull();
+    const vague = await learn({ learning: 'Vague.', scope: { action: 'downgrade' } });
+    expect(vague.statusCode).toBe(400);
+    expect(vague.json().error.message).toMatch(/names a rule, a path glob or both/);
+  });
+
   it('lists newest first, page by page', async () => {
     const all = await listIds('?limit=200');
     const seen: string[] = [];

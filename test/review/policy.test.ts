@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { DiffFile, FindingDraft } from '../../src/core/review';
 import { mergeFindings } from '../../src/review/merge';
 import {
+  applyLearnings,
   applyPolicy,
   markSuppressed,
   prepareFiles,
@@ -164,5 +165,48 @@ describe('inline suppressions', () => {
       [3, 'the expression comes from our own config'],
       [5, null],
     ]);
+  });
+});
+
+describe('scoped learnings', () => {
+  const found = mergeFindings([
+    draft('src/crypto.js', 'security/weak-hash', 'P1'),
+    draft('legacy/old.js', 'security/code-injection', 'P0'),
+    draft('src/app.js', 'security/code-injection', 'P0'),
+  ]);
+  const learning = (id: string, scope: Parameters<typeof applyLearnings>[1][number]['scope']) => ({
+    id,
+    learning: `fact ${id}`,
+    scope,
+  });
+
+  it('suppresses what a suppress scope covers, as a dismissal naming the learning', () => {
+    const out = applyLearnings(found, [learning('lrn_1', { path: 'legacy/**', action: 'suppress' })]);
+    expect(out.map((f) => [f.path, f.dismissal?.reason ?? null])).toEqual([
+      ['legacy/old.js', 'learning lrn_1: fact lrn_1'],
+      ['src/app.js', null],
+      ['src/crypto.js', null],
+    ]);
+  });
+
+  it('downgrades one step by rule, says so in the body, and leaves sentences without a scope alone', () => {
+    const out = applyLearnings(found, [
+      learning('lrn_2', { rule: 'security/code-injection', action: 'downgrade' }),
+      learning('lrn_3', null),
+    ]);
+    expect(out.map((f) => `${f.path} ${f.severity}`)).toEqual([
+      'legacy/old.js P1',
+      'src/app.js P1',
+      'src/crypto.js P1',
+    ]);
+    expect(out[1]?.body).toContain('lowered from P0 by learning lrn_2');
+    expect(out[2]?.body).toBe('b');
+  });
+
+  it('needs both parts of a scope that names a rule and a path', () => {
+    const out = applyLearnings(found, [
+      learning('lrn_4', { rule: 'security/code-injection', path: 'legacy/**', action: 'suppress' }),
+    ]);
+    expect(out.filter((f) => f.dismissal).map((f) => f.path)).toEqual(['legacy/old.js']);
   });
 });

@@ -71,7 +71,13 @@ export interface RunContext {
 }
 
 /** A task kind's executor. Returns the run's `result`; throws RunFailure to fail by name. */
-export type TaskHandler = (ctx: RunContext) => Promise<Record<string, unknown>>;
+export type TaskHandler = ((ctx: RunContext) => Promise<Record<string, unknown>>) & {
+  /**
+   * Called when a run of the kind ends before its handler could start (a brake refused it), with
+   * the refusal: what the kind promised to the outside (a code-host check) is settled here.
+   */
+  notStarted?: (ctx: RunContext, error: unknown) => Promise<void>;
+};
 
 export type TaskHandlers = Partial<Record<TaskKind, TaskHandler>>;
 

@@ -196,13 +196,16 @@ export class Worker {
       );
       return;
     }
+    const handler = this.engine.handler(run.kind);
     try {
       await checkBrakes(this.db, run);
     } catch (error) {
+      await handler
+        ?.notStarted?.(exec.context(task), error)
+        .catch((e: unknown) => log.warn({ err: e }, 'could not settle what the refused run promised'));
       await this.finish(exec, { error }, log);
       return;
     }
-    const handler = this.engine.handler(run.kind);
     if (!handler) {
       await this.finish(
         exec,

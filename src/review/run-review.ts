@@ -176,9 +176,8 @@ function resolveLineup(entries: LineupEntry[], byId: Map<string, ReviewerRow>): 
 }
 
 export function reviewHandler(deps: ReviewDeps): TaskHandler {
-  return async (ctx) => {
+  const handler: TaskHandler = async (ctx) => {
     const config = reviewConfigSchema.parse(ctx.run.input);
-    const db = ctx.db;
     const { project, host } = await projectAndHost(ctx, deps.codeHosts);
     const repo = project.repoFullName;
     const settings = resolveProjectSettings(project.settings);
@@ -201,13 +200,31 @@ export function reviewHandler(deps: ReviewDeps): TaskHandler {
         project,
       });
     } catch (error) {
-      await setReviewStatus(db, target.pullRequestId, 'errored').catch(() => {});
-      await lifecycle(ctx, deps, { host, repo, config, target }, 'errored', error).catch((e) =>
-        ctx.warn(`could not mark the code-host check errored: ${(e as Error).message}`),
-      );
+      await notReviewed(ctx, deps, { host, repo, config, target }, error);
       throw error;
     }
   };
+  // A review a brake refused still ends its pull request's check: skipped, with the reason.
+  handler.notStarted = async (ctx, error) => {
+    const config = reviewConfigSchema.parse(ctx.run.input);
+    const { project, host } = await projectAndHost(ctx, deps.codeHosts);
+    const target = await resolveTarget(ctx, host, project.repoFullName, config);
+    await notReviewed(ctx, deps, { host, repo: project.repoFullName, config, target }, error);
+  };
+  return handler;
+}
+
+/** The pull request's review errored: its status says so and its check completes skipped. */
+async function notReviewed(
+  ctx: RunContext,
+  deps: ReviewDeps,
+  job: { host: CodeHost; repo: string; config: ReviewConfig; target: Target },
+  error: unknown,
+) {
+  await setReviewStatus(ctx.db, job.target.pullRequestId, 'errored').catch(() => {});
+  await lifecycle(ctx, deps, job, 'errored', error).catch((e) =>
+    ctx.warn(`could not mark the code-host check errored: ${(e as Error).message}`),
+  );
 }
 
 async function review(

@@ -18,7 +18,7 @@ import {
   type PullRequestEvent,
 } from '../../src/automation/triggers';
 import type { LocalCodeHost } from '../../src/codehost/local/local-host';
-import { SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
+import { SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
 import { Worker } from '../../src/engine/worker';
 import { checkRuns, findings, plans, tasks } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
@@ -324,5 +324,38 @@ describe('pull request automation on the local host', () => {
     await settle();
     const run = await t.services.engine.latestRun(last && 'taskId' in last ? (last.taskId ?? '') : '');
     expect(run?.status).toBe('completed');
+  });
+
+  it("completes a paused project's check skipped, naming the brake, instead of leaving it queued", async () => {
+    gitIn(repo, ['checkout', '-q', '-b', 'paused-change', 'main']);
+    commitFiles(repo, { 'src/paused.js': 'export const paused = 1;\n' });
+    gitIn(repo, ['checkout', '-q', 'main']);
+    gitIn(repo, ['update-ref', 'refs/pull/30/head', 'paused-change']);
+    const pausedHead = gitIn(repo, ['rev-parse', 'paused-change']).trim();
+    const projectId = headers['project-id'] ?? '';
+    const pause = (paused: boolean) =>
+      t.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/projects/${projectId}/settings`,
+        headers,
+        payload: { 'svc.brakes.paused': paused },
+      });
+    expect((await pause(true)).statusCode).toBe(200);
+    try {
+      const result = await onPullRequestEvent(
+        deps,
+        event({ number: 30, headRef: 'paused-change', headSha: pausedHead }),
+      );
+      expect(result.outcome).toBe('review_started');
+      await settle();
+      const history = (await checks()).filter((c) => c.head_sha === pausedHead);
+      expect(history.map((c) => c.status)).toEqual(['queued', 'completed']);
+      expect(history.at(-1)).toMatchObject({ conclusion: 'skipped', title: SKIPPED_ERRORED_TITLE });
+      expect((history.at(-1) as CheckRecord & { summary: string }).summary).toContain('project_paused');
+      const prs = await t.app.inject({ method: 'GET', url: '/api/v1/pull-requests?number=30', headers });
+      expect(prs.json().data[0]).toMatchObject({ review_status: 'errored' });
+    } finally {
+      await pause(false);
+    }
   });
 });

@@ -86,12 +86,13 @@ export function fixHandler(codeHosts: CodeHosts): TaskHandler {
   };
 }
 
+/** Marks the learnings the study pass writes, so a later pass finds and refreshes its own. */
+const STUDY_WHY = 'study pass: repeated dismissals';
+
 /**
  * The study pass (after ten merges): what the project's reviews taught. Rules whose findings
  * people dismissed again and again become learnings, so later reviews are told about them.
  */
-/** Marks the learnings the study pass writes, so a later pass finds and refreshes its own. */
-const STUDY_WHY = 'study pass: repeated dismissals';
 
 export const studyHandler: TaskHandler = async (ctx) => {
   const projectId = ctx.task.projectId ?? '';

@@ -117,19 +117,7 @@ async function chooseTarget(repo: Repository, options: ReviewCliOptions): Promis
     const given = await resolveEnd(repo, options.base, '--base');
     // As `git diff base...head` and a pull request show it: from where the head left the base.
     const baseSha = (await mergeBase(repo.dir, given, headSha)) ?? given;
-    const commits = await countCommits(repo.dir, baseSha, headSha);
-    return {
-      baseLabel: options.base,
-      headLabel,
-      baseSha,
-      headSha,
-      branch,
-      commits,
-      nothing:
-        commits === 0
-          ? `nothing to compare: ${headLabel} has no commits that are not on ${options.base}`
-          : null,
-    };
+    return branchRange(repo, { baseLabel: options.base, headLabel, baseSha, headSha, branch });
   }
   const main = await defaultBranch(repo.dir);
   if (!main)
@@ -151,16 +139,19 @@ async function chooseTarget(repo: Repository, options: ReviewCliOptions): Promis
     throw usageError(
       `${headLabel} shares no history with ${main.ref} (a shallow clone? fetch the history, e.g. fetch-depth: 0), or pass --base <ref>`,
     );
-  const commits = await countCommits(repo.dir, baseSha, headSha);
+  return branchRange(repo, { baseLabel: main.ref, headLabel, baseSha, headSha, branch });
+}
+
+/** The range from the merge base to the head, and whether it holds anything to review. */
+async function branchRange(repo: Repository, ends: Omit<Target, 'commits' | 'nothing'>): Promise<Target> {
+  const commits = await countCommits(repo.dir, ends.baseSha, ends.headSha);
   return {
-    baseLabel: main.ref,
-    headLabel,
-    baseSha,
-    headSha,
-    branch,
+    ...ends,
     commits,
     nothing:
-      commits === 0 ? `nothing to compare: ${headLabel} has no commits that are not on ${main.ref}` : null,
+      commits === 0
+        ? `nothing to compare: ${ends.headLabel} has no commits that are not on ${ends.baseLabel}`
+        : null,
   };
 }
 

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { type DispositionKind, dispositionRefusal, type Severity } from '../core/review';
-import { type HeadText, type LedgerEntry, reconcileLedger } from './ledger-reconcile';
+import { type HeadText, type LedgerEntry, reconcileLedger, reportedFields } from './ledger-reconcile';
 import type { MergedFinding } from './merge';
 
 const FORMAT_VERSION = 1;
@@ -127,14 +127,7 @@ export class FileLedger {
       const existing = await this.findings();
       const plan = reconcileLedger(existing, found, headText, inspectedPaths);
       const fieldsOf = (finding: MergedFinding) => ({
-        severity: finding.severity,
-        path: finding.path,
-        line: finding.line,
-        endLine: finding.endLine,
-        title: finding.title,
-        body: finding.body,
-        category: finding.category,
-        suggestion: finding.suggestion ?? null,
+        ...reportedFields(finding),
         commitSha: head,
         updatedAt: now,
       });

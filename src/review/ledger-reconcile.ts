@@ -69,6 +69,23 @@ function anchorOf(text: string | null, line: number, endLine: number): string {
     .join('\n');
 }
 
+/**
+ * What a ledger stores of a finding as last reported (both the database and the file ledger):
+ * where it is and what it says. Each ledger adds its own bookkeeping (commit, run, time).
+ */
+export function reportedFields(finding: MergedFinding) {
+  return {
+    severity: finding.severity,
+    path: finding.path,
+    line: finding.line,
+    endLine: finding.endLine,
+    title: finding.title,
+    body: finding.body,
+    category: finding.category,
+    suggestion: finding.suggestion ?? null,
+  };
+}
+
 /** Fingerprints for this run's findings; identical code flagged twice in a file stays two findings. */
 export function fingerprintAll(
   found: MergedFinding[],

@@ -8,7 +8,7 @@ import { eq, sql } from 'drizzle-orm';
 import type { Orm } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, runFindings } from '../storage/schema';
-import { type HeadText, reconcileLedger } from './ledger-reconcile';
+import { type HeadText, reconcileLedger, reportedFields } from './ledger-reconcile';
 import type { MergedFinding } from './merge';
 
 export { anchorStillPresent, fingerprintAll, type HeadText } from './ledger-reconcile';
@@ -61,14 +61,7 @@ export async function recordInLedger(
     dismissedInline: plan.dismissedInline,
   };
   const fieldsOf = (finding: MergedFinding) => ({
-    severity: finding.severity,
-    path: finding.path,
-    line: finding.line,
-    endLine: finding.endLine,
-    title: finding.title,
-    body: finding.body,
-    category: finding.category,
-    suggestion: finding.suggestion ?? null,
+    ...reportedFields(finding),
     lastRunId: scope.runId,
     commitSha: scope.headSha,
     updatedAt: now,

@@ -16,13 +16,11 @@ export async function knowledgeForReview(
   project: { id: string; workspaceId: string; repoFullName: string },
 ): Promise<{ knowledge: RepoKnowledge | null; gaps: Gap[] }> {
   try {
-    let row = await knowledgeOf(orm, project.workspaceId, project.id);
-    if (!row) {
-      const tree = await host.readTree(project.repoFullName);
-      await refreshKnowledge(orm, host, project, tree, 'review');
-      row = await knowledgeOf(orm, project.workspaceId, project.id);
-    }
-    return { knowledge: (row?.content as unknown as RepoKnowledge | undefined) ?? null, gaps: [] };
+    const row = await knowledgeOf(orm, project.workspaceId, project.id);
+    if (row) return { knowledge: row.content as unknown as RepoKnowledge, gaps: [] };
+    const tree = await host.readTree(project.repoFullName);
+    const refreshed = await refreshKnowledge(orm, host, project, tree, 'review');
+    return { knowledge: refreshed.content, gaps: [] };
   } catch (error) {
     return {
       knowledge: null,

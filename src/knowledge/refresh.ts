@@ -5,12 +5,14 @@
  */
 import { type CodeHost, CodeHostError, type RepositoryTree } from '../codehost/types';
 import { decodeText } from '../core/decode-text';
+import type { RepoKnowledge } from '../core/repo-knowledge';
 import type { Orm } from '../storage/database';
 import { deriveKnowledge, knowledgeFilesWanted } from './derive';
 import { saveKnowledge } from './store';
 
 export interface RefreshedKnowledge {
   id: string;
+  content: RepoKnowledge;
   gaps: { code: string; message: string }[];
   /** How many runtimes it names (for the setup's counts). */
   runtimes: number;
@@ -53,5 +55,5 @@ export async function refreshKnowledge(
     gaps,
     refreshedBy,
   });
-  return { id: row.id, gaps, runtimes: content.runtimes.length };
+  return { id: row.id, content, gaps, runtimes: content.runtimes.length };
 }

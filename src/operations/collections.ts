@@ -11,8 +11,8 @@ import { REVIEW_STATUSES } from '../core/checks';
 import { ApiError, notFound, notImplemented } from '../core/errors';
 import { LEARNING_ACTIONS } from '../core/learning-scope';
 import { isForgotten, type LearningRow, notForgottenAt } from '../review/learnings';
-import type { Orm } from '../storage/database';
 import { newId } from '../storage/ids';
+import { appendObjectEvent, type EventRow, type Tx, toEventRecord } from '../storage/object-events';
 import { events, learnings } from '../storage/schema';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { idParam, listOf, listQuery, timestamp } from './schemas/common';
@@ -144,71 +144,6 @@ export const eventRecord = z.object({
   actor: z.string().nullable().describe('Id of the API key that appended it; null for the service itself.'),
   created_at: timestamp,
 });
-
-type EventRow = typeof events.$inferSelect;
-/** The database or an open transaction. */
-export type Tx = Parameters<Parameters<Orm['transaction']>[0]>[0] | Orm;
-
-/**
- * How an event is stored: the `events` row's `data` holds `{payload, occurred_at}`, since the
- * time it happened (the caller's, possibly earlier) and the time it was appended differ.
- */
-interface StoredEvent {
-  payload: Record<string, unknown>;
-  occurred_at: string;
-}
-
-export function toEventRecord(row: EventRow) {
-  const data = row.data as Partial<StoredEvent>;
-  return {
-    object: 'event' as const,
-    id: row.id,
-    subject_type: row.objectType,
-    subject_id: row.objectId,
-    kind: row.kind,
-    payload: data.payload ?? {},
-    occurred_at: data.occurred_at ?? row.createdAt.toISOString(),
-    actor: row.actor,
-    created_at: row.createdAt.toISOString(),
-  };
-}
-
-/** Appends one event to an object's log (append-only: events are never changed). */
-export async function appendObjectEvent(
-  tx: Tx,
-  event: {
-    workspaceId: string;
-    projectId: string | null;
-    objectType: string;
-    objectId: string;
-    kind: string;
-    payload: Record<string, unknown>;
-    occurredAt?: Date | undefined;
-    actor: string | null;
-  },
-): Promise<EventRow> {
-  const now = new Date();
-  const data: StoredEvent = {
-    payload: event.payload,
-    occurred_at: (event.occurredAt ?? now).toISOString(),
-  };
-  const [row] = await tx
-    .insert(events)
-    .values({
-      id: newId('event'),
-      workspaceId: event.workspaceId,
-      projectId: event.projectId,
-      objectType: event.objectType,
-      objectId: event.objectId,
-      kind: event.kind,
-      data: data as unknown as Record<string, unknown>,
-      actor: event.actor,
-      createdAt: now,
-    })
-    .returning();
-  if (!row) throw new Error('event insert returned no row');
-  return row;
-}
 
 /** What the `/events` pair of a collection needs to know about the records it logs. */
 export interface EventSubject {

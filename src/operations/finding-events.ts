@@ -15,8 +15,9 @@ import {
   FINDING_OBJECT_TYPE,
 } from '../review/disposition';
 import { findingRecord } from '../review/service';
+import { toEventRecord } from '../storage/object-events';
 import { findings } from '../storage/schema';
-import { type EventSubject, eventOperations, eventRecord, toEventRecord } from './collections';
+import { type EventSubject, eventOperations, eventRecord } from './collections';
 import { findingSchema } from './ledger-collections';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 

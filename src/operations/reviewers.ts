@@ -13,8 +13,9 @@ import { ApiError, notFound } from '../core/errors';
 import { defaultLlmModel, type ReviewerRow } from '../review/reviewer-catalog';
 import { compatProviderName } from '../reviewers/llm/providers';
 import { findSkillRevision, importSkillRevision, verifySkillRevision } from '../skills-store/revisions';
+import { appendObjectEvent, type Tx } from '../storage/object-events';
 import { reviewerModelStats, reviewers } from '../storage/schema';
-import { appendObjectEvent, type EventSubject, eventOperations, type Tx } from './collections';
+import { type EventSubject, eventOperations } from './collections';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { listOf, listQuery, timestamp } from './schemas/common';
 

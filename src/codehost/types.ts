@@ -111,6 +111,17 @@ export interface DraftPullRequestInput {
   headRef: string;
 }
 
+/** A commit svc writes onto a new branch (a quick action's change, a plan's draft pull request). */
+export interface NewBranchCommitInput {
+  /** The branch to create (`svc/...`); `invalid_input` when it already exists. */
+  branch: string;
+  /** The commit the branch starts from (its parent). */
+  baseSha: string;
+  message: string;
+  /** Files to add or replace, as UTF-8 text. None: an empty commit (a pull request still opens). */
+  files: { path: string; content: string }[];
+}
+
 /** What a host gives back for something svc wrote: its id there, and a link when it has one. */
 export interface Posted {
   id: string;
@@ -196,6 +207,18 @@ export interface CodeHost {
   postReview(fullName: string, review: ReviewInput): Promise<PostedReview>;
   /** Opens a draft pull request from an existing branch; the id is its number. */
   openDraftPullRequest(fullName: string, input: DraftPullRequestInput): Promise<Posted & { number: number }>;
+  /** Creates `branch` at one new commit on `baseSha` holding `files`; returns the new commit's id. */
+  commitToNewBranch(fullName: string, input: NewBranchCommitInput): Promise<{ commit: string }>;
+  /**
+   * The status check names branch protection requires on `branch`: empty when it requires none,
+   * null when the host cannot tell (no protection model, or svc lacks the permission to read it).
+   */
+  requiredStatusChecks(fullName: string, branch: string): Promise<string[] | null>;
+  /**
+   * Adds `check` to the status checks required on `branch` (keeping the others). `unsupported`
+   * when the host has no branch protection; `failed` with the host's reason when it refuses.
+   */
+  requireStatusCheck(fullName: string, branch: string, check: string): Promise<void>;
 }
 
 export type CodeHostErrorReason = 'not_found' | 'invalid_input' | 'unsupported' | 'unavailable' | 'failed';

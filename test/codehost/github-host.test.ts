@@ -547,6 +547,224 @@ describe('writing', () => {
   });
 });
 
+describe('commits on new branches', () => {
+  const show = (ref: string, format: string) => gitIn(api, ['show', '-s', `--format=${format}`, ref]).trim();
+
+  it('one commit on base with the files, through a tree with inline content, on a new branch', async () => {
+    // A base with an executable file, off main, so other tests' branches are untouched.
+    gitIn(api, ['checkout', '-q', '-b', 'tools', sha.main1 as string]);
+    writeFileSync(join(api, 'run.sh'), '#!/bin/sh\necho run\n', { mode: 0o755 });
+    const base = commitFiles(api, {}, 'add run.sh');
+    gitIn(api, ['checkout', '-q', 'main']);
+    const { commit } = await host.commitToNewBranch('acme/api', {
+      branch: 'svc/quick-1',
+      baseSha: base,
+      message: 'Fix the P1 in src/app.ts',
+      files: [
+        { path: 'src/app.ts', content: 'export const a = 2;\r\n' },
+        { path: 'src/deep/new ü.ts', content: 'export {};\n' },
+        { path: 'run.sh', content: '#!/bin/sh\necho fixed\n' },
+      ],
+    });
+    expect(gitIn(api, ['rev-parse', 'refs/heads/svc/quick-1']).trim()).toBe(commit);
+    expect(show(commit, '%P')).toBe(base);
+    expect(show(commit, '%B')).toBe('Fix the P1 in src/app.ts');
+    expect(show(commit, '%an')).toBe('svc-test[bot]');
+    expect(gitIn(api, ['cat-file', 'blob', `${commit}:src/app.ts`])).toBe('export const a = 2;\r\n');
+    expect(gitIn(api, ['cat-file', 'blob', `${commit}:src/deep/new ü.ts`])).toBe('export {};\n');
+    expect(
+      gitIn(api, ['-c', 'core.quotepath=off', 'diff', '--name-status', base, commit]).trim().split('\n'),
+    ).toEqual(['M\trun.sh', 'M\tsrc/app.ts', 'A\tsrc/deep/new ü.ts']);
+    expect(gitIn(api, ['ls-tree', commit, '--', 'run.sh']).split(' ')[0]).toBe('100755');
+    // The blobs travel inside the one tree write; the base tree is its base.
+    const [tree] = double.requestsTo('git/create-tree');
+    expect(tree?.body).toMatchObject({
+      base_tree: gitIn(api, ['rev-parse', `${base}^{tree}`]).trim(),
+      tree: expect.arrayContaining([
+        { path: 'run.sh', mode: '100755', type: 'blob', content: '#!/bin/sh\necho fixed\n' },
+      ]),
+    });
+    // Three writes in all, whatever the number of files: no blob is written on its own.
+    expect(
+      double.requests
+        .filter((r) => r.method !== 'GET' && !r.path.startsWith('/app'))
+        .map((r) => r.operationId),
+    ).toEqual(['git/create-tree', 'git/create-commit', 'git/create-ref']);
+  });
+
+  it('refuses a branch that exists: invalid_input, and the branch stays where it was', async () => {
+    const error = await codeHostError(
+      host.commitToNewBranch('acme/api', {
+        branch: 'feature',
+        baseSha: sha.main1 as string,
+        message: 'm',
+        files: [{ path: 'a.txt', content: 'a\n' }],
+      }),
+    );
+    expect(error.reason).toBe('invalid_input');
+    expect(error.message).toMatch(/branch feature of acme\/api: .*422.*Reference already exists/);
+    expect(gitIn(api, ['rev-parse', 'refs/heads/feature']).trim()).toBe(sha.feat1);
+    double.rejections.length = 0;
+  });
+
+  it('with no files is an empty commit on the same tree; a draft pull request opens from it', async () => {
+    const { commit } = await host.commitToNewBranch('acme/api', {
+      branch: 'svc/plan-2',
+      baseSha: sha.main1 as string,
+      message: 'Plan 2',
+      files: [],
+    });
+    expect(show(commit, '%P %T')).toBe(`${sha.main1} ${show(sha.main1 as string, '%T')}`);
+    expect(double.requestsTo('git/create-tree')).toEqual([]);
+    const opened = await host.openDraftPullRequest('acme/api', {
+      title: 'Plan 2',
+      body: 'the plan',
+      baseRef: 'main',
+      headRef: 'svc/plan-2',
+    });
+    expect(await host.getPullRequest('acme/api', opened.number)).toMatchObject({
+      draft: true,
+      headRef: 'svc/plan-2',
+      headSha: commit,
+      baseSha: sha.main1,
+    });
+  });
+
+  it('an unknown base is not_found; bad names and paths are refused before any request', async () => {
+    const input = { branch: 'svc/x', baseSha: 'f'.repeat(40), message: 'm', files: [] };
+    const unknown = await codeHostError(host.commitToNewBranch('acme/api', input));
+    expect(unknown.reason).toBe('not_found');
+    expect(unknown.message).toContain(`base commit ${'f'.repeat(40)} of acme/api`);
+    double.resetLog();
+    for (const change of [
+      { branch: 'a..b' },
+      { baseSha: 'main' },
+      { files: [{ path: '.git/config', content: 'x' }] },
+      { files: [{ path: '../x', content: 'x' }] },
+    ]) {
+      const error = await codeHostError(host.commitToNewBranch('acme/api', { ...input, ...change }));
+      expect(error.reason).toBe('invalid_input');
+    }
+    expect(double.requests).toEqual([]);
+    // A directory of the base tree is found by reading it, before anything is written.
+    const dir = await codeHostError(
+      host.commitToNewBranch('acme/api', {
+        ...input,
+        baseSha: sha.main1 as string,
+        files: [{ path: 'src', content: 'x' }],
+      }),
+    );
+    expect(dir.message).toMatch(/"src": it is a directory/);
+    expect(double.requests.filter((r) => r.method !== 'GET')).toEqual([]);
+  });
+});
+
+describe('required status checks', () => {
+  afterEach(() => {
+    double.setAdministrationPermission(INSTALLATION, 'write');
+    for (const branch of ['main', 'feature', 'svc/plan-1'])
+      double.setBranchProtection('acme/api', branch, null);
+  });
+
+  it('reads [] when nothing is required, the names when some are, null when GitHub will not say', async () => {
+    expect(await host.requiredStatusChecks('acme/api', 'main')).toEqual([]);
+    double.setBranchProtection('acme/api', 'main', { contexts: null });
+    expect(await host.requiredStatusChecks('acme/api', 'main')).toEqual([]);
+    double.setBranchProtection('acme/api', 'svc/plan-1', {
+      contexts: ['lint'],
+      checks: [{ context: 'ci / test', app_id: 15368 }],
+    });
+    expect(await host.requiredStatusChecks('acme/api', 'svc/plan-1')).toEqual(['ci / test', 'lint']);
+    double.setAdministrationPermission(INSTALLATION, 'none');
+    expect(await host.requiredStatusChecks('acme/api', 'svc/plan-1')).toBeNull();
+    double.setAdministrationPermission(INSTALLATION, 'write');
+    // A 403 that is a rate limit is not a missing permission: it is unavailable, not "cannot tell".
+    double.rateLimitNext(1, { resetInSeconds: 3600 });
+    expect((await codeHostError(host.requiredStatusChecks('acme/api', 'svc/plan-1'))).reason).toBe(
+      'unavailable',
+    );
+    const missing = await codeHostError(host.requiredStatusChecks('acme/api', 'no-such-branch'));
+    expect(missing.reason).toBe('not_found');
+    expect(missing.message).toMatch(/Branch not found/);
+    expect(double.rejections).toEqual([]);
+  });
+
+  it('adds a check while keeping the others, their apps and the rest of the rule; once', async () => {
+    await host.postCheck('acme/api', {
+      name: 'Service / Review',
+      headSha: sha.main1 as string,
+      status: 'queued',
+      title: 't',
+      summary: 's',
+    });
+    double.setBranchProtection('acme/api', 'main', {
+      contexts: ['lint'],
+      checks: [{ context: 'ci / test', app_id: 15368 }],
+      strict: true,
+      settings: { enforce_admins: true },
+    });
+    await host.requireStatusCheck('acme/api', 'main', 'Service / Review');
+    expect(double.branchProtection('acme/api', 'main')).toEqual({
+      requiredStatusChecks: {
+        strict: true,
+        checks: [
+          { context: 'ci / test', app_id: 15368 },
+          { context: 'lint', app_id: null },
+          // Named without an app: GitHub pins it to the App that reported it (svc's).
+          { context: 'Service / Review', app_id: APP_ID },
+        ],
+      },
+      settings: { enforce_admins: true },
+    });
+    expect(double.requestsTo('repos/update-branch-protection')).toEqual([]);
+    expect(await host.requiredStatusChecks('acme/api', 'main')).toEqual([
+      'ci / test',
+      'lint',
+      'Service / Review',
+    ]);
+    await host.requireStatusCheck('acme/api', 'main', 'Service / Review');
+    expect(double.requestsTo('repos/update-status-check-protection')).toHaveLength(1);
+  });
+
+  it('protects an unprotected branch with only that check', async () => {
+    await host.requireStatusCheck('acme/api', 'svc/plan-1', 'Service / Review');
+    expect(double.branchProtection('acme/api', 'svc/plan-1')?.requiredStatusChecks).toMatchObject({
+      strict: false,
+      checks: [{ context: 'Service / Review' }],
+    });
+    expect(double.requestsTo('repos/update-branch-protection')[0]?.body).toEqual({
+      required_status_checks: { strict: false, contexts: ['Service / Review'] },
+      enforce_admins: null,
+      required_pull_request_reviews: null,
+      restrictions: null,
+    });
+    expect(await host.requiredStatusChecks('acme/api', 'svc/plan-1')).toEqual(['Service / Review']);
+  });
+
+  it('refuses a rule without status checks, and a missing permission, changing nothing', async () => {
+    double.setBranchProtection('acme/api', 'main', { contexts: null, settings: { enforce_admins: true } });
+    const off = await codeHostError(host.requireStatusCheck('acme/api', 'main', 'Service / Review'));
+    expect(off.reason).toBe('failed');
+    expect(off.message).toMatch(/requires no status checks.*Require status checks to pass/);
+    expect(double.branchProtection('acme/api', 'main')).toEqual({
+      requiredStatusChecks: null,
+      settings: { enforce_admins: true },
+    });
+    double.setBranchProtection('acme/api', 'feature', { contexts: ['lint'] });
+    for (const level of ['read', 'none'] as const) {
+      double.setAdministrationPermission(INSTALLATION, level);
+      const denied = await codeHostError(host.requireStatusCheck('acme/api', 'feature', 'Service / Review'));
+      expect(denied.reason).toBe('failed');
+      expect(denied.message).toMatch(/403: Resource not accessible by integration.*"administration: write"/);
+    }
+    expect(double.branchProtection('acme/api', 'feature')?.requiredStatusChecks?.checks).toEqual([
+      { context: 'lint', app_id: null },
+    ]);
+    expect(double.requests.filter((r) => r.method !== 'GET' && r.status < 400)).toEqual([]);
+    expect(double.rejections).toEqual([]);
+  });
+});
+
 describe('the local host speaks the same CodeHost', () => {
   it('records a review and its comments in comments.jsonl, and edits a summary by id', async () => {
     gitIn(api, ['update-ref', 'refs/pull/7/head', sha.feat1 as string]);

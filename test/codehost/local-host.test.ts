@@ -1,11 +1,11 @@
 /** The local code host on real repositories: pull requests, ranges, files, and what it records. */
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeHosts } from '../../src/codehost';
 import { LocalCodeHost, type LocalPullRecord } from '../../src/codehost/local/local-host';
 import { CodeHostError } from '../../src/codehost/types';
-import { commitFiles, gitIn, makeBareClone, makeRepo, makeReposDir } from '../helpers/git';
+import { commitAll, commitFiles, gitIn, makeBareClone, makeRepo, makeReposDir } from '../helpers/git';
 
 let reposDir: string;
 let host: LocalCodeHost;
@@ -55,16 +55,26 @@ describe('repositories', () => {
   });
 
   it('a missing repository is not_found on every operation', async () => {
-    const calls: Promise<unknown>[] = [
-      host.defaultBranch('acme/nope'),
-      host.getPullRequest('acme/nope', 1),
-      host.resolveRange('acme/nope', 'main', 'feature'),
-      host.getDiff('acme/nope', 'main', 'feature'),
-      host.readFile('acme/nope', 'main', 'a.txt'),
-      host.readTree('acme/nope'),
+    // Started one at a time: a rejection waiting for its turn would be reported as unhandled.
+    const calls: (() => Promise<unknown>)[] = [
+      () => host.defaultBranch('acme/nope'),
+      () => host.getPullRequest('acme/nope', 1),
+      () => host.resolveRange('acme/nope', 'main', 'feature'),
+      () => host.getDiff('acme/nope', 'main', 'feature'),
+      () => host.readFile('acme/nope', 'main', 'a.txt'),
+      () => host.readTree('acme/nope'),
+      () =>
+        host.commitToNewBranch('acme/nope', {
+          branch: 'b',
+          baseSha: 'a'.repeat(40),
+          message: 'm',
+          files: [],
+        }),
+      () => host.requiredStatusChecks('acme/nope', 'main'),
+      () => host.requireStatusCheck('acme/nope', 'main', 'c'),
     ];
     for (const call of calls) {
-      const error = await codeHostError(call);
+      const error = await codeHostError(call());
       expect(error.reason).toBe('not_found');
       expect(error.message).toContain('acme/nope');
     }
@@ -373,6 +383,191 @@ describe('writing back: local records, never a pretend post', () => {
     );
     expect(missing.reason).toBe('not_found');
     expect(missing.message).toContain('head branch nope');
+  });
+});
+
+describe('commits on new branches', () => {
+  let repo: string;
+  let base: string;
+  const show = (ref: string, format: string) => gitIn(repo, ['show', '-s', `--format=${format}`, ref]).trim();
+  const branches = () =>
+    gitIn(repo, ['for-each-ref', '--format=%(refname)', 'refs/heads/']).trim().split('\n');
+
+  beforeAll(() => {
+    repo = makeRepo(reposDir, 'acme/quick', {
+      'src/app.ts': 'export const a = 1;\n',
+      'README.md': '# quick\n',
+      'bin/run.sh': '#!/bin/sh\necho run\n',
+    });
+    chmodSync(join(repo, 'bin/run.sh'), 0o755);
+    base = commitAll(repo, 'make run.sh executable');
+  });
+
+  it('writes the files as one commit on base, by svc, without git config or touching the work tree', async () => {
+    const status = gitIn(repo, ['status', '--porcelain']);
+    // No global or system config: the identity must come from svc itself.
+    const saved = { global: process.env.GIT_CONFIG_GLOBAL, nosystem: process.env.GIT_CONFIG_NOSYSTEM };
+    process.env.GIT_CONFIG_GLOBAL = '/dev/null';
+    process.env.GIT_CONFIG_NOSYSTEM = '1';
+    let commit: string;
+    try {
+      ({ commit } = await host.commitToNewBranch('acme/quick', {
+        branch: 'svc/fix-1',
+        baseSha: base,
+        message: 'Fix the P1 in src/app.ts\n\nFinding 3fa9c1.',
+        files: [
+          { path: 'src/app.ts', content: 'export const a = 2;\r\n' },
+          { path: 'src/deep/new file ü.ts', content: 'export {};\n' },
+          { path: 'bin/run.sh', content: '#!/bin/sh\necho fixed\n' },
+        ],
+      }));
+    } finally {
+      if (saved.global === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+      else process.env.GIT_CONFIG_GLOBAL = saved.global;
+      if (saved.nosystem === undefined) delete process.env.GIT_CONFIG_NOSYSTEM;
+      else process.env.GIT_CONFIG_NOSYSTEM = saved.nosystem;
+    }
+    expect(rev(repo, 'refs/heads/svc/fix-1')).toBe(commit);
+    expect(show(commit, '%P')).toBe(base);
+    expect(show(commit, '%an <%ae>|%cn <%ce>')).toBe('svc <svc@localhost>|svc <svc@localhost>');
+    expect(show(commit, '%B')).toBe('Fix the P1 in src/app.ts\n\nFinding 3fa9c1.');
+    // Bytes exactly as given (no end-of-line conversion), new folders made, the rest kept.
+    expect(gitIn(repo, ['cat-file', 'blob', `${commit}:src/app.ts`])).toBe('export const a = 2;\r\n');
+    expect(gitIn(repo, ['cat-file', 'blob', `${commit}:src/deep/new file ü.ts`])).toBe('export {};\n');
+    expect(
+      gitIn(repo, ['-c', 'core.quotepath=off', 'diff', '--name-status', base, commit]).trim().split('\n'),
+    ).toEqual(['M\tbin/run.sh', 'M\tsrc/app.ts', 'A\tsrc/deep/new file ü.ts']);
+    // An executable stays executable.
+    expect(
+      gitIn(repo, ['ls-tree', commit, '--', 'bin/run.sh', 'src/app.ts'])
+        .split('\n')
+        .map((l) => l.split(' ')[0]),
+    ).toEqual(['100755', '100644', '']);
+    expect(rev(repo, 'HEAD')).toBe(base);
+    expect(gitIn(repo, ['status', '--porcelain'])).toBe(status);
+  });
+
+  it('refuses a branch that exists, or that another branch is in the way of, and leaves it', async () => {
+    gitIn(repo, ['branch', 'taken', base]);
+    gitIn(repo, ['branch', 'quick', base]);
+    gitIn(repo, ['branch', 'folder/inside', base]);
+    const input = { baseSha: base, message: 'm', files: [{ path: 'a.txt', content: 'a\n' }] };
+    const before = branches();
+    for (const [branch, why] of [
+      ['taken', /taken in acme\/quick: the branch already exists/],
+      ['main', /the branch already exists/],
+      ['quick/x', /branch quick exists, and a branch name cannot also be a folder of branches/],
+      ['folder', /branch folder\/inside exists, so folder is a folder of branches/],
+    ] as const) {
+      const error = await codeHostError(host.commitToNewBranch('acme/quick', { ...input, branch }));
+      expect(error.reason).toBe('invalid_input');
+      expect(error.message).toMatch(why);
+    }
+    expect(branches()).toEqual(before);
+    expect(rev(repo, 'taken')).toBe(base);
+  });
+
+  it('with no files is an empty commit (same tree), from which a draft pull request opens', async () => {
+    const { commit } = await host.commitToNewBranch('acme/quick', {
+      branch: 'svc/plan-2',
+      baseSha: base,
+      message: 'Plan 2',
+      files: [],
+    });
+    expect(show(commit, '%P %T')).toBe(`${base} ${rev(repo, `${base}^{tree}`)}`);
+    const opened = await host.openDraftPullRequest('acme/quick', {
+      title: 'Plan 2',
+      body: 'the plan',
+      baseRef: 'main',
+      headRef: 'svc/plan-2',
+    });
+    expect(await host.getPullRequest('acme/quick', opened.number)).toMatchObject({
+      draft: true,
+      headRef: 'svc/plan-2',
+      headSha: commit,
+      baseSha: base,
+      mergeBaseSha: base,
+    });
+  });
+
+  it('works in a bare repository', async () => {
+    const bare = makeBareClone(reposDir, repo, 'acme/quick-bare.git');
+    const { commit } = await host.commitToNewBranch('acme/quick-bare', {
+      branch: 'svc/bare',
+      baseSha: base,
+      message: 'bare',
+      files: [{ path: 'README.md', content: '# bare\n' }],
+    });
+    expect(rev(bare, 'refs/heads/svc/bare')).toBe(commit);
+    expect(gitIn(bare, ['cat-file', 'blob', `${commit}:README.md`])).toBe('# bare\n');
+  });
+
+  it('refuses bad branch names, paths and bases before writing anything', async () => {
+    const objects = gitIn(repo, ['count-objects', '-v']);
+    const before = branches();
+    const attempt = (change: Partial<Parameters<LocalCodeHost['commitToNewBranch']>[1]>) =>
+      codeHostError(
+        host.commitToNewBranch('acme/quick', {
+          branch: 'svc/ok',
+          baseSha: base,
+          message: 'm',
+          files: [{ path: 'ok.txt', content: 'ok\n' }],
+          ...change,
+        }),
+      );
+    for (const branch of [
+      'a..b',
+      '-x',
+      'a b',
+      'x.lock',
+      'HEAD',
+      'a/',
+      '/a',
+      'a//b',
+      '.hidden',
+      'a@{1}',
+      'a:b',
+      '',
+    ])
+      expect((await attempt({ branch })).reason, branch).toBe('invalid_input');
+    for (const path of ['../x', '/etc/passwd', '.git/config', 'a/.GIT/x', 'a//b', 'a/./b', ''])
+      expect((await attempt({ files: [{ path, content: 'x' }] })).reason, path).toBe('invalid_input');
+    const twice = await attempt({
+      files: [
+        { path: 'a', content: '1' },
+        { path: 'a', content: '2' },
+      ],
+    });
+    expect(twice.message).toMatch(/given twice/);
+    const nested = await attempt({
+      files: [
+        { path: 'a', content: '1' },
+        { path: 'a/b', content: '2' },
+      ],
+    });
+    expect(nested.message).toMatch(/lies under "a"/);
+    // Against the base tree: a directory, or a file where a directory would have to be.
+    expect((await attempt({ files: [{ path: 'src', content: 'x' }] })).message).toMatch(
+      /"src": it is a directory/,
+    );
+    expect((await attempt({ files: [{ path: 'README.md/x', content: 'x' }] })).message).toMatch(
+      /"README.md" is a file, not a directory/,
+    );
+    expect((await attempt({ baseSha: 'main' })).reason).toBe('invalid_input');
+    const unknown = await attempt({ baseSha: 'f'.repeat(40) });
+    expect(unknown.reason).toBe('not_found');
+    expect(unknown.message).toContain(`base commit ${'f'.repeat(40)} not found in acme/quick`);
+    expect(branches()).toEqual(before);
+    expect(gitIn(repo, ['count-objects', '-v'])).toBe(objects);
+  });
+});
+
+describe('branch protection', () => {
+  it('there is none locally: required checks cannot be told (null) and cannot be required', async () => {
+    expect(await host.requiredStatusChecks('acme/api', 'main')).toBeNull();
+    const error = await codeHostError(host.requireStatusCheck('acme/api', 'main', 'Service / Review'));
+    expect(error.reason).toBe('unsupported');
+    expect(error.message).toMatch(/no branch protection/);
   });
 });
 

@@ -50,6 +50,16 @@ export function isRateLimited(error: GitHubRequestError): boolean {
   );
 }
 
+/**
+ * GitHub's status and own words when it refused a request, for a caller that reads a particular
+ * refusal as an answer (a 404 "Branch not protected"); null for anything else, rate limits
+ * included (toCodeHostError names those).
+ */
+export function refusalOf(error: unknown): { status: number; message: string } | null {
+  if (!isRequestError(error) || isRateLimited(error)) return null;
+  return { status: error.status, message: githubMessage(error) };
+}
+
 /** `error` (from a call about `what`, e.g. "pull request 7 of acme/api") as a CodeHostError. */
 export function toCodeHostError(error: unknown, what: string): CodeHostError {
   if (error instanceof CodeHostError) return error;

@@ -8,14 +8,16 @@
  *
  * Writing: checks (check runs), summary comments (issue comments; edited in place with `id`),
  * inline comments as reviews (one review per batch of at most REVIEW_COMMENT_BATCH), replies in a
- * finding thread (review comment replies) and draft pull requests.
+ * finding thread (review comment replies), draft pull requests, commits on new branches (Git data
+ * API: trees, commits, refs) and required status checks (branch protection).
  *
  * Every GitHub failure leaves as a CodeHostError (errors.ts); rate limits and 5xx are retried a
  * bounded number of times first (client.ts).
  */
 import type { Diff, DiffFile } from '../../core/review';
 import type { Gap } from '../../core/runs';
-import { checkRepoPath } from '../local/local-host';
+import { checkBranchName, checkNewBranchCommit, fileModes, type TreeEntry } from '../new-branch';
+import { checkRepoPath } from '../paths';
 import {
   type CheckInput,
   type CodeHost,
@@ -25,6 +27,7 @@ import {
   type DiffLimits,
   type DiffOptions,
   type DraftPullRequestInput,
+  type NewBranchCommitInput,
   type Posted,
   type PostedReview,
   type PullRequest,
@@ -33,7 +36,7 @@ import {
   type ReviewInput,
 } from '../types';
 import type { GitHubAppClient, GitHubOctokit } from './client';
-import { toCodeHostError } from './errors';
+import { refusalOf, toCodeHostError } from './errors';
 import { diffFileFromGitHub, type GitHubDiffEntry } from './patch';
 
 /**
@@ -702,4 +705,232 @@ export class GitHubCodeHost implements CodeHost {
     );
     return { id: String(data.number), number: data.number, url: data.html_url ?? null };
   }
+
+  /**
+   * One commit on a new branch through the Git data API: the base commit's tree, a tree on it with
+   * the files inline (`content`: GitHub writes the blobs, so one write however many files; writes
+   * are spaced, see client.ts), the commit, then the ref. GitHub refuses a ref that exists (422
+   * "Reference already exists": `invalid_input`); the objects written before it are unreferenced
+   * and GitHub collects them.
+   */
+  async commitToNewBranch(fullName: string, input: NewBranchCommitInput): Promise<{ commit: string }> {
+    const { owner, repo } = this.split(fullName);
+    checkNewBranchCommit(input, OID);
+    const baseTree = await this.call(
+      `base commit ${input.baseSha} of ${fullName}`,
+      async () =>
+        (
+          await this.octokit.request('GET /repos/{owner}/{repo}/git/commits/{commit_sha}', {
+            owner,
+            repo,
+            commit_sha: input.baseSha,
+          })
+        ).data.tree.sha,
+    );
+    const tree = await this.treeWith(fullName, baseTree, input.files);
+    const commit = await this.call(
+      `commit for branch ${input.branch} of ${fullName}`,
+      async () =>
+        (
+          await this.octokit.request('POST /repos/{owner}/{repo}/git/commits', {
+            owner,
+            repo,
+            message: input.message,
+            tree,
+            parents: [input.baseSha],
+          })
+        ).data.sha,
+    );
+    await this.call(`branch ${input.branch} of ${fullName}`, () =>
+      this.octokit.request('POST /repos/{owner}/{repo}/git/refs', {
+        owner,
+        repo,
+        ref: `refs/heads/${input.branch}`,
+        sha: commit,
+      }),
+    );
+    return { commit };
+  }
+
+  /** The tree `baseTree` with `files` written in (each keeping an executable mode it had); `baseTree` when none. */
+  private async treeWith(
+    fullName: string,
+    baseTree: string,
+    files: NewBranchCommitInput['files'],
+  ): Promise<string> {
+    if (files.length === 0) return baseTree;
+    const { owner, repo } = this.split(fullName);
+    const modes = await fileModes(
+      baseTree,
+      files.map((f) => f.path),
+      (sha) => this.listTree(fullName, sha),
+    );
+    return this.call(
+      `tree for ${files.length} file(s) on ${baseTree} of ${fullName}`,
+      async () =>
+        (
+          await this.octokit.request('POST /repos/{owner}/{repo}/git/trees', {
+            owner,
+            repo,
+            base_tree: baseTree,
+            tree: files.map((f) => ({
+              path: f.path,
+              mode: modes.get(f.path) ?? '100644',
+              type: 'blob' as const,
+              content: f.content,
+            })),
+          })
+        ).data.sha,
+    );
+  }
+
+  /** One tree's entries (git trees API, not recursive). */
+  private async listTree(fullName: string, sha: string): Promise<TreeEntry[]> {
+    const { owner, repo } = this.split(fullName);
+    const data = await this.call(
+      `tree ${sha} of ${fullName}`,
+      async () =>
+        (
+          await this.octokit.request('GET /repos/{owner}/{repo}/git/trees/{tree_sha}', {
+            owner,
+            repo,
+            tree_sha: sha,
+          })
+        ).data,
+    );
+    return data.tree.map((entry) => ({
+      name: entry.path ?? '',
+      mode: entry.mode ?? '',
+      type: entry.type as TreeEntry['type'],
+      sha: entry.sha ?? '',
+    }));
+  }
+
+  /**
+   * The checks branch protection requires on `branch`: [] when the branch is not protected or its
+   * protection requires no status checks; null when GitHub will not say (403: the App lacks the
+   * `administration: read` permission, or the plan has no branch protection for this repository).
+   */
+  async requiredStatusChecks(fullName: string, branch: string): Promise<string[] | null> {
+    checkBranchName(branch);
+    const policy = await this.statusCheckPolicy(fullName, branch);
+    if (policy.kind === 'forbidden') return null;
+    if (policy.kind !== 'required') return [];
+    return policy.checks.map((c) => c.context);
+  }
+
+  /**
+   * Adds `check` to what branch protection requires on `branch`, keeping the others and the app
+   * each is pinned to; nothing is written when it is required already. An unprotected branch gets
+   * a protection rule that requires only this check. A rule that requires no status checks is
+   * refused (`failed`): GitHub only adds checks to a rule that has them turned on, and svc does
+   * not rewrite a whole rule it did not make. 403 is `failed`, naming `administration: write`.
+   */
+  async requireStatusCheck(fullName: string, branch: string, check: string): Promise<void> {
+    const { owner, repo } = this.split(fullName);
+    checkBranchName(branch);
+    if (typeof check !== 'string' || check.trim() === '')
+      throw new CodeHostError('the check to require needs a name', 'invalid_input');
+    const what = `requiring check ${JSON.stringify(check)} on ${branch} of ${fullName}`;
+    const policy = await this.statusCheckPolicy(fullName, branch);
+    if (policy.kind === 'forbidden') throw protectionRefused(what, policy.message);
+    if (policy.kind === 'none_required')
+      throw new CodeHostError(
+        `${what}: the protection rule of ${branch} requires no status checks, and GitHub adds a check ` +
+          'only to a rule that requires some; svc does not rewrite a whole rule it did not make (that ' +
+          `resets every setting it does not name). Turn on "Require status checks to pass" for ${branch} and retry`,
+        'failed',
+      );
+    if (policy.kind === 'required') {
+      if (policy.checks.some((c) => c.context === check)) return;
+      // app_id null (any app may report it) must be sent as -1: an omitted one pins the check to
+      // the app that reported it last, which would change a check svc was not asked to touch.
+      const checks = [
+        ...policy.checks.map((c) => ({ context: c.context, app_id: c.app_id ?? -1 })),
+        { context: check },
+      ];
+      await this.writeProtection(what, () =>
+        this.octokit.request(
+          'PATCH /repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks',
+          {
+            owner,
+            repo,
+            branch,
+            checks,
+          },
+        ),
+      );
+      return;
+    }
+    // Not protected: there is no rule to keep, so the whole-rule write sets only the check.
+    await this.writeProtection(what, () =>
+      this.octokit.request('PUT /repos/{owner}/{repo}/branches/{branch}/protection', {
+        owner,
+        repo,
+        branch,
+        required_status_checks: { strict: false, contexts: [check] },
+        enforce_admins: null,
+        required_pull_request_reviews: null,
+        restrictions: null,
+      }),
+    );
+  }
+
+  /**
+   * What branch protection on `branch` says about status checks. GitHub answers 404 when none are
+   * required ("Branch not protected", "Required status checks not enabled") and when the branch
+   * is missing ("Branch not found", `not_found`): its message tells them apart.
+   */
+  private async statusCheckPolicy(fullName: string, branch: string): Promise<StatusCheckPolicy> {
+    const { owner, repo } = this.split(fullName);
+    try {
+      const { data } = await this.octokit.request(
+        'GET /repos/{owner}/{repo}/branches/{branch}/protection/required_status_checks',
+        { owner, repo, branch },
+      );
+      const checks = data.checks.map((c) => ({ context: c.context, app_id: c.app_id }));
+      // `contexts` is the older list of the same names; one only there is required from any app.
+      for (const context of data.contexts)
+        if (!checks.some((c) => c.context === context)) checks.push({ context, app_id: null });
+      return { kind: 'required', checks };
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (refusal?.status === 403) return { kind: 'forbidden', message: refusal.message };
+      if (refusal?.status === 404 && /branch not protected/i.test(refusal.message))
+        return { kind: 'unprotected' };
+      if (refusal?.status === 404 && /status checks not enabled/i.test(refusal.message))
+        return { kind: 'none_required' };
+      throw toCodeHostError(error, `branch protection of ${branch} in ${fullName}`);
+    }
+  }
+
+  /** A branch protection write; 403 becomes `failed` naming the permission it needs. */
+  private async writeProtection(what: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      const refusal = refusalOf(error);
+      if (refusal?.status === 403) throw protectionRefused(what, refusal.message, error);
+      throw toCodeHostError(error, what);
+    }
+  }
+}
+
+/** Branch protection as far as status checks go (statusCheckPolicy). */
+type StatusCheckPolicy =
+  | { kind: 'required'; checks: { context: string; app_id: number | null }[] }
+  | { kind: 'unprotected' }
+  | { kind: 'none_required' }
+  | { kind: 'forbidden'; message: string };
+
+/**
+ * GitHub's 403 on branch protection as `failed`. It usually means the App lacks the
+ * `administration` permission; when GitHub names another reason (a plan without branch
+ * protection for private repositories), its own words are the whole message.
+ */
+function protectionRefused(what: string, said: string, cause?: unknown): CodeHostError {
+  const hint = /upgrade|plan/i.test(said)
+    ? ''
+    : '; changing branch protection needs the GitHub App\'s "administration: write" repository permission';
+  return new CodeHostError(`${what}: GitHub refused (403: ${said})${hint}`, 'failed', { cause });
 }

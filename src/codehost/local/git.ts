@@ -4,12 +4,16 @@ import { promisify } from 'node:util';
 
 const run = promisify(execFile);
 
-/** Environment for every git call: stable messages, never a prompt, no optional index locks. */
-const gitEnv = (): NodeJS.ProcessEnv => ({
+/**
+ * Environment for every git call: stable messages, never a prompt, no optional index locks; `extra`
+ * adds to it (an identity for a commit, a temporary index).
+ */
+const gitEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
   ...process.env,
   LC_ALL: 'C',
   GIT_TERMINAL_PROMPT: '0',
   GIT_OPTIONAL_LOCKS: '0',
+  ...extra,
 });
 
 export async function git(cwd: string, args: string[], maxBuffer = 256 * 1024 * 1024): Promise<string> {
@@ -36,16 +40,18 @@ export class GitFailure extends Error {
 
 /**
  * Spawns git once and hands stdout to `onChunk` as it arrives (no whole-output buffer); `input`
- * is written to stdin. Resolves with stderr when git exits 0, rejects with GitFailure otherwise.
+ * is written to stdin, `env` added to the environment. Resolves with stderr when git exits 0,
+ * rejects with GitFailure otherwise.
  */
 export function gitStream(
   cwd: string,
   args: string[],
   onChunk: (chunk: Buffer) => void,
   input?: string | Buffer,
+  env?: NodeJS.ProcessEnv,
 ): Promise<{ stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', args, { cwd, env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     const stderr: Buffer[] = [];
     let failed: unknown = null;
     child.stdout.on('data', (chunk: Buffer) => {
@@ -73,8 +79,13 @@ export function gitStream(
 }
 
 /** Runs git and collects stdout as bytes. */
-export async function gitBuffer(cwd: string, args: string[], input?: string | Buffer): Promise<Buffer> {
+export async function gitBuffer(
+  cwd: string,
+  args: string[],
+  input?: string | Buffer,
+  env?: NodeJS.ProcessEnv,
+): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  await gitStream(cwd, args, (chunk) => chunks.push(chunk), input);
+  await gitStream(cwd, args, (chunk) => chunks.push(chunk), input, env);
   return Buffer.concat(chunks);
 }

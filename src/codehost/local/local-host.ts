@@ -12,17 +12,25 @@
  *   same id; the latest line per id is the check's state);
  * - `postComment` appends to `<git-dir>/svc/comments.jsonl` (an edit, with `id`, appends a newer
  *   line with the same id); `postReview` appends one line for the review (`review: true`) and one
- *   per inline comment (with its `review_id`) to the same file;
+ *   per inline comment (with its `review_id`) to the same file; a person's comment
+ *   (`addPersonComment`, from `svc comment`) goes there too, with `author` set — svc's never have one;
  * - `openDraftPullRequest` really opens a local pull request: it takes the next free N, points
  *   `refs/pull/N/head` and `refs/pull/N/base` at the two branches (symbolic refs, so they follow
  *   later commits as a pull request does), and appends title, body and `draft: true` to
- *   `<git-dir>/svc/pulls.jsonl`, which `getPullRequest` reads back.
+ *   `<git-dir>/svc/pulls.jsonl`, which `getPullRequest` reads back;
+ * - `commitToNewBranch` really commits: blobs, a tree built in a temporary index from the base
+ *   commit's, a commit by `svc <svc@localhost>`, and the branch, created only if absent;
+ * - there is no branch protection: `requiredStatusChecks` cannot tell (null) and
+ *   `requireStatusCheck` is `unsupported`.
  * `localRecords` reads the records back (for the CLI, the UI and tests).
  */
 import { randomUUID } from 'node:crypto';
-import { appendFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { Diff } from '../../core/review';
+import { checkNewBranchCommit, fileModes, type TreeEntry } from '../new-branch';
+import { checkRepoPath } from '../paths';
 import {
   type CheckInput,
   type CodeHost,
@@ -31,6 +39,7 @@ import {
   DEFAULT_DIFF_LIMITS,
   type DiffLimits,
   type DraftPullRequestInput,
+  type NewBranchCommitInput,
   type Posted,
   type PostedReview,
   type PullRequest,
@@ -41,9 +50,19 @@ import {
 import { GitFailure, git, gitBuffer, gitOrNull } from './git';
 import { gitDiff, readBlobs } from './git-read';
 
+// Its home was this file; importers of it from here keep working.
+export { checkRepoPath };
+
 export const LOCAL_INSTALLATION_ID = 1;
 const FULL_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+/** Who svc's local commits are by, set through the environment so no git config is needed. */
+const SVC_IDENTITY: NodeJS.ProcessEnv = {
+  GIT_AUTHOR_NAME: 'svc',
+  GIT_AUTHOR_EMAIL: 'svc@localhost',
+  GIT_COMMITTER_NAME: 'svc',
+  GIT_COMMITTER_EMAIL: 'svc@localhost',
+};
 
 export type LocalRecordKind = 'checks' | 'comments' | 'pulls';
 
@@ -70,22 +89,6 @@ function checkRef(ref: string, what: string): void {
       `${what} ${JSON.stringify(ref)} is not a valid ref or commit id`,
       'invalid_input',
     );
-}
-
-/** A repository-relative file path: no absolute paths, no `.`/`..`/empty segments. */
-export function checkRepoPath(path: string): void {
-  if (
-    typeof path !== 'string' ||
-    path.length === 0 ||
-    path.includes('\0') ||
-    path.startsWith('/') ||
-    path.split('/').some((part) => part === '' || part === '.' || part === '..')
-  ) {
-    throw new CodeHostError(
-      `path ${JSON.stringify(path)} is not a file path inside the repository (relative, without . or .. segments)`,
-      'invalid_input',
-    );
-  }
 }
 
 export class LocalCodeHost implements CodeHost {
@@ -362,6 +365,39 @@ export class LocalCodeHost implements CodeHost {
       });
   }
 
+  /**
+   * A comment a person writes on pull request N (`svc comment`), appended to `comments.jsonl`
+   * like svc's own but with `author` set: svc's records carry none, which is how the watcher
+   * (automation/local-watch.ts) tells a person's comment, to act on, from svc's.
+   */
+  async addPersonComment(
+    fullName: string,
+    input: { pullRequest: number; body: string; author: string; inReplyTo?: string | null },
+  ): Promise<Posted> {
+    if (!input.body.trim()) throw new CodeHostError('a comment needs a body', 'invalid_input');
+    if (!input.author.trim()) throw new CodeHostError('a comment needs an author', 'invalid_input');
+    await this.requirePullRequest(fullName, input.pullRequest);
+    if (
+      input.inReplyTo &&
+      !(await this.localRecords<{ id: string }>(fullName, 'comments')).some((r) => r.id === input.inReplyTo)
+    )
+      throw new CodeHostError(`comment ${input.inReplyTo} not found in ${fullName}`, 'not_found');
+    const id = `local-comment-${randomUUID()}`;
+    await this.append(fullName, 'comments', {
+      id,
+      pull_request: input.pullRequest,
+      body: input.body,
+      path: null,
+      line: null,
+      end_line: null,
+      commit_sha: null,
+      in_reply_to: input.inReplyTo ?? null,
+      author: input.author,
+      at: new Date().toISOString(),
+    });
+    return { id, url: null };
+  }
+
   /** Records the check in `<git-dir>/svc/checks.jsonl` (see the file comment); url is null. */
   async postCheck(fullName: string, check: CheckInput): Promise<Posted> {
     if (!OID.test(check.headSha))
@@ -526,5 +562,156 @@ export class LocalCodeHost implements CodeHost {
     };
     await this.append(fullName, 'pulls', record);
     return { id: String(number), number, url: null };
+  }
+
+  /**
+   * Writes the files as blobs, builds the base commit's tree with them in a temporary index (the
+   * repository's own index and work tree are never touched), commits that tree on `baseSha` as
+   * svc, and creates `refs/heads/<branch>` only if it is absent (see the file comment).
+   */
+  async commitToNewBranch(fullName: string, input: NewBranchCommitInput): Promise<{ commit: string }> {
+    checkNewBranchCommit(input, OID);
+    const dir = await this.repo(fullName);
+    if ((await gitOrNull(dir, ['check-ref-format', `refs/heads/${input.branch}`])) === null)
+      throw new CodeHostError(
+        `branch ${JSON.stringify(input.branch)} is not a valid branch name`,
+        'invalid_input',
+      );
+    const base = await this.commitOf(dir, input.baseSha);
+    if (!base) throw new CodeHostError(`base commit ${input.baseSha} not found in ${fullName}`, 'not_found');
+    await this.refuseBranchClash(dir, fullName, input.branch);
+    return failedAs(`commit on new branch ${input.branch} of ${fullName}`, async () => {
+      const tree = await this.treeWith(dir, base, input.files);
+      const commit = (
+        await gitBuffer(
+          dir,
+          ['commit-tree', '--no-gpg-sign', '-p', base, '-F', '-', tree],
+          input.message,
+          SVC_IDENTITY,
+        )
+      )
+        .toString('utf8')
+        .trim();
+      await this.createBranch(dir, fullName, input.branch, commit);
+      return { commit };
+    });
+  }
+
+  /** `invalid_input` when `refs/heads/<branch>` exists or another branch is in its way. */
+  private async refuseBranchClash(dir: string, fullName: string, branch: string): Promise<void> {
+    const clash = await this.branchClash(dir, branch);
+    if (clash)
+      throw new CodeHostError(`cannot create branch ${branch} in ${fullName}: ${clash}`, 'invalid_input');
+  }
+
+  /**
+   * Why `refs/heads/<branch>` cannot be created, or null: it exists, or a branch named like one of
+   * its folders exists (`svc` blocks `svc/x`), or branches live under it as a folder.
+   */
+  private async branchClash(dir: string, branch: string): Promise<string | null> {
+    const target = `refs/heads/${branch}`;
+    // A pattern matches the ref itself and every ref below it, so one call sees all three cases.
+    const first = `refs/heads/${branch.split('/')[0]}`;
+    const refs = (await git(dir, ['for-each-ref', '--format=%(refname)', first])).split('\n').filter(Boolean);
+    const name = (ref: string) => ref.slice('refs/heads/'.length);
+    if (refs.includes(target)) return 'the branch already exists';
+    const above = refs.find((ref) => target.startsWith(`${ref}/`));
+    if (above) return `branch ${name(above)} exists, and a branch name cannot also be a folder of branches`;
+    const below = refs.find((ref) => ref.startsWith(`${target}/`));
+    if (below) return `branch ${name(below)} exists, so ${branch} is a folder of branches`;
+    return null;
+  }
+
+  /** Points the new branch at `commit`; a zero old value makes git create it only if absent. */
+  private async createBranch(dir: string, fullName: string, branch: string, commit: string): Promise<void> {
+    const zero = '0'.repeat(commit.length);
+    try {
+      await gitBuffer(dir, ['update-ref', '-m', 'svc: new branch', `refs/heads/${branch}`, commit, zero]);
+    } catch (error) {
+      // Someone made the branch (or one in its way) since the check above: still the caller's input.
+      await this.refuseBranchClash(dir, fullName, branch);
+      throw error;
+    }
+  }
+
+  /** The tree of `base` with `files` written in (each keeping an executable mode it had); `base`'s own when none. */
+  private async treeWith(dir: string, base: string, files: NewBranchCommitInput['files']): Promise<string> {
+    const baseTree = (await git(dir, ['rev-parse', '--verify', `${base}^{tree}`])).trim();
+    if (files.length === 0) return baseTree;
+    const modes = await fileModes(
+      baseTree,
+      files.map((f) => f.path),
+      (sha) => this.listTree(dir, sha),
+    );
+    const scratch = await mkdtemp(join(tmpdir(), 'svc-commit-'));
+    try {
+      const blobs = await this.writeBlobs(dir, scratch, files);
+      const index = { GIT_INDEX_FILE: join(scratch, 'index') };
+      await gitBuffer(dir, ['read-tree', baseTree], undefined, index);
+      const entries = files.map((f, i) => `${modes.get(f.path)} ${blobs[i]}\t${f.path}\0`).join('');
+      await gitBuffer(dir, ['update-index', '-z', '--index-info'], entries, index);
+      return (await gitBuffer(dir, ['write-tree'], undefined, index)).toString('utf8').trim();
+    } finally {
+      await rm(scratch, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Writes each content as a blob, exactly as given (`--no-filters`: no end-of-line or attribute
+   * conversion), through one git process; returns the blob ids in order.
+   */
+  private async writeBlobs(
+    dir: string,
+    scratch: string,
+    files: NewBranchCommitInput['files'],
+  ): Promise<string[]> {
+    const sources = files.map((_, i) => join(scratch, `blob-${i}`));
+    await Promise.all(files.map((f, i) => writeFile(sources[i] as string, f.content, 'utf8')));
+    const out = await gitBuffer(
+      dir,
+      ['hash-object', '-w', '--no-filters', '--stdin-paths'],
+      `${sources.join('\n')}\n`,
+    );
+    return out.toString('utf8').trim().split('\n');
+  }
+
+  /** One tree's entries (`git ls-tree`, not recursive). */
+  private async listTree(dir: string, sha: string): Promise<TreeEntry[]> {
+    const out = await git(dir, ['ls-tree', '-z', sha]);
+    return out
+      .split('\0')
+      .filter(Boolean)
+      .map((line) => {
+        // "<mode> SP <type> SP <object> TAB <name>"
+        const tab = line.indexOf('\t');
+        const [mode = '', type = '', object = ''] = line.slice(0, tab).split(' ');
+        return { name: line.slice(tab + 1), mode, type: type as TreeEntry['type'], sha: object };
+      });
+  }
+
+  /** The local host has no branch protection: it cannot tell what a merge requires (null). */
+  async requiredStatusChecks(fullName: string, _branch: string): Promise<string[] | null> {
+    await this.repo(fullName);
+    return null;
+  }
+
+  /** `unsupported`: nothing locally enforces a required check (see requiredStatusChecks). */
+  async requireStatusCheck(fullName: string, branch: string, check: string): Promise<void> {
+    await this.repo(fullName);
+    throw new CodeHostError(
+      `the local code host has no branch protection: it cannot require ${JSON.stringify(check)} on ${branch} ` +
+        `of ${fullName} (svc still records the check in <git-dir>/svc/checks.jsonl)`,
+      'unsupported',
+    );
+  }
+}
+
+/** Runs `fn`; a git failure inside becomes a CodeHostError `failed` about `what`. */
+async function failedAs<T>(what: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof CodeHostError) throw error;
+    throw new CodeHostError(`${what} failed: ${(error as Error).message}`, 'failed', { cause: error });
   }
 }

@@ -8,6 +8,8 @@
  *     path: src/db/users.ts        # the extension picks the grammar; the path drives path rules
  *     expect: [security/sql-injection@3]   # `rule@line` or `rule` (any line); [] = must stay quiet
  *     changed: [3, "5-7"]          # optional: the lines the change added (default: all)
+ *     runtimes: { python: ">=3.12" }   # optional: the runtime versions the repository states,
+ *                                      # as its knowledge would (default: none stated)
  *     code: |
  *       ...
  *
@@ -21,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import type { DiffFile, FindingDraft, LineRange } from '../src/core/review';
 import { runBuiltinSkill } from '../src/reviewers/builtin/engine';
+import type { RuntimeStatement } from '../src/reviewers/builtin/runtime-version';
 import type { ReviewFile } from '../src/reviewers/types';
 import { type CatalogSkill, loadCatalog } from '../src/skills/catalog';
 
@@ -35,6 +38,8 @@ export interface EvalCase {
   code: string;
   expect: { rule: string; line: number | null }[];
   changed: LineRange[] | null;
+  /** The runtime versions the repository states (`runtimes:`); empty: none. */
+  runtimes: RuntimeStatement[];
 }
 
 export interface Score {
@@ -85,6 +90,17 @@ function parseRanges(value: unknown, where: string): LineRange[] {
   });
 }
 
+function parseRuntimes(value: unknown, where: string): RuntimeStatement[] {
+  if (value === undefined) return [];
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new Error(`${where}: runtimes must map a runtime name to its version`);
+  return Object.entries(value).map(([name, version]) => {
+    // Unquoted, YAML reads 3.10 as the number 3.1.
+    if (typeof version !== 'string') throw new Error(`${where}: quote the ${name} version`);
+    return { name, version, source: 'eval case' };
+  });
+}
+
 export async function loadCases(dir = CASES_DIR): Promise<EvalCase[]> {
   const names = (await readdir(dir)).filter((n) => n.endsWith('.yml')).sort();
   const cases: EvalCase[] = [];
@@ -104,6 +120,7 @@ export async function loadCases(dir = CASES_DIR): Promise<EvalCase[]> {
           return { rule: rule ?? '', line: line ? Number(line) : null };
         }),
         changed: item.changed === undefined ? null : parseRanges(item.changed, where),
+        runtimes: parseRuntimes(item.runtimes, where),
       });
     }
   }
@@ -133,7 +150,11 @@ export async function evaluate(
     const file: ReviewFile = { diff: snippetDiffFile(c.path, c.code, c.changed), content: c.code };
     const findings: FindingDraft[] = [];
     for (const skill of skills) {
-      const result = await runBuiltinSkill(skill, [file], { reviewerId: skill.id, signal });
+      const result = await runBuiltinSkill(skill, [file], {
+        reviewerId: skill.id,
+        signal,
+        runtimes: c.runtimes,
+      });
       findings.push(...result.findings);
       gaps.push(...result.gaps.map((g) => `${c.id}: ${g.code}: ${g.message}`));
     }

@@ -61,6 +61,7 @@ export async function executeReviewer(
     const result = await runBuiltinSkill(skill, input.files, {
       reviewerId: reviewer.key,
       signal: input.signal,
+      runtimes: input.runtimes,
     });
     if (revision) {
       result.skills = result.skills.map((s) => ({

@@ -3,6 +3,8 @@
  * does what the service's review task (./run-review.ts) does between reading the range and
  * writing the ledger, with the same pieces: the diff and head contents from real git, the
  * repository's `.svc.yml` and `.gitattributes` at head (`repositoryContext`, `prepareFiles`), the
+ * runtime versions its root files state (svc.json, engines, .nvmrc, pyproject.toml, go.mod: what
+ * version-dependent rules run on, as the service's repository knowledge would say), the
  * catalog reviewers as the planner chooses them (a model reviewer only when a provider is
  * configured in the environment), then `applyPolicy`, `mergeFindings` and `markSuppressed`.
  * What it returns goes into a ledger (the CLI's file ledger).
@@ -12,9 +14,12 @@
  */
 
 import { decodeText } from '../core/decode-text';
+import { REPO_KNOWLEDGE_FILE } from '../core/repo-knowledge';
 import type { Diff, FindingDraft } from '../core/review';
 import type { Gap } from '../core/runs';
 import { PROJECT_SETTINGS } from '../core/settings';
+import { deriveKnowledge } from '../knowledge/derive';
+import { VERSION_FILES } from '../knowledge/runtimes';
 import type { ReviewerResult, ReviewFile, ReviewInput } from '../reviewers/types';
 import { type CatalogSkill, loadCatalog } from '../skills/catalog';
 import { catalogReviewers } from './catalog-reviewers';
@@ -150,7 +155,11 @@ async function runReviewer(
 ): Promise<ReviewerResult> {
   if (reviewer.engine === 'builtin') {
     const { runBuiltinSkill } = await import('../reviewers/builtin/engine');
-    return runBuiltinSkill(skill, input.files, { reviewerId: reviewer.key, signal: input.signal });
+    return runBuiltinSkill(skill, input.files, {
+      reviewerId: reviewer.key,
+      signal: input.signal,
+      runtimes: input.runtimes,
+    });
   }
   // Only here does the AI SDK load.
   const { runLlmReviewer } = await import('../reviewers/llm/engine');
@@ -163,6 +172,41 @@ async function runReviewer(
     env,
     skills: [{ skill_id: skill.id, source: 'catalog', executed_hash: skill.hash }],
   });
+}
+
+/**
+ * Files at the repository's root that state runtime versions (the service reads the whole tree;
+ * a local review reads these few): svc.json, version files and manifests.
+ */
+export const ROOT_RUNTIME_FILES = [
+  REPO_KNOWLEDGE_FILE,
+  ...VERSION_FILES,
+  'package.json',
+  'pyproject.toml',
+  'setup.cfg',
+  'Pipfile',
+  'go.mod',
+  'pom.xml',
+  'build.gradle',
+  'build.gradle.kts',
+  'Cargo.toml',
+  'Gemfile',
+  'composer.json',
+];
+
+/**
+ * The runtime versions the repository states at its root, read as the service's repository
+ * knowledge reads them (svc.json's `runtimes` win over what is derived); an invalid svc.json
+ * is a gap, as it is for the service.
+ */
+export function rootRuntimes(texts: ReadonlyMap<string, string | null>, commit: string) {
+  const present = ROOT_RUNTIME_FILES.filter((p) => typeof texts.get(p) === 'string');
+  if (present.length === 0) return { runtimes: [], gaps: [] };
+  const derived = deriveKnowledge({ commit, paths: present, texts });
+  return {
+    runtimes: derived.content.runtimes,
+    gaps: derived.gaps.filter((g) => g.code === 'repo_knowledge_file_invalid'),
+  };
 }
 
 export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalReviewResult> {
@@ -185,10 +229,18 @@ export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalRe
   const gaps: Gap[] = [...diff.gaps];
   const readable = diff.files.filter((f) => f.change !== 'deleted' && !f.binary && !f.skipped);
   const paths = [...new Set([...readable.map((f) => f.path), ...input.ledgerPaths])];
-  const contents = await readBlobs(input.dir, input.head, [...paths, ...CONTEXT_PATHS]);
+  const contents = await readBlobs(input.dir, input.head, [
+    ...new Set([...paths, ...CONTEXT_PATHS, ...ROOT_RUNTIME_FILES]),
+  ]);
   const text = new Map(paths.map((p) => [p, decodeText(contents.get(p))]));
   const context = repositoryContext(new Map(CONTEXT_PATHS.map((p) => [p, decodeText(contents.get(p))])));
   gaps.push(...context.gaps);
+  // The runtime versions version-dependent rules run on, as the service's knowledge states them.
+  const runtimes = rootRuntimes(
+    new Map(ROOT_RUNTIME_FILES.map((p) => [p, decodeText(contents.get(p))])),
+    input.head,
+  );
+  gaps.push(...runtimes.gaps);
   const files: ReviewFile[] = prepareFiles(
     diff.files.map((f) => ({ diff: f, content: text.get(f.path) ?? null })),
     context,
@@ -201,7 +253,14 @@ export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalRe
   const skills = new Map((await catalog).map((s) => [s.id, s]));
   lap('plan_ms');
 
-  const reviewInput: ReviewInput = { diff, files, guidance: context.config.guidance, learnings: [], signal };
+  const reviewInput: ReviewInput = {
+    diff,
+    files,
+    guidance: context.config.guidance,
+    learnings: [],
+    runtimes: runtimes.runtimes,
+    signal,
+  };
   await engine;
   lap('load_engine_ms');
   const failures: { key: string; error: unknown }[] = [];

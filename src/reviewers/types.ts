@@ -6,6 +6,7 @@
 import type { FileRole } from '../core/file-roles';
 import type { Diff, DiffFile, FindingDraft } from '../core/review';
 import type { Gap } from '../core/runs';
+import type { RuntimeStatement } from './builtin/runtime-version';
 
 /** One changed file as a reviewer reads it: the diff entry and the new file's text. */
 export interface ReviewFile {
@@ -24,6 +25,11 @@ export interface ReviewInput {
   learnings: string[];
   /** The repository knowledge (`svc.json`) in brief, for model reviewers; empty when unknown. */
   knowledge?: string;
+  /**
+   * The runtime versions the repository states (the knowledge's `runtimes`), for rules that only
+   * apply to some versions; omitted or empty: none is known and those rules do not run.
+   */
+  runtimes?: readonly RuntimeStatement[];
   signal: AbortSignal;
 }
 

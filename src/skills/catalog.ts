@@ -69,8 +69,23 @@ export interface SkillRule {
    * fixtures, examples, docs, generated or vendored files. Default: the skill's `production_only`.
    */
   productionOnly: boolean;
+  /**
+   * The runtime versions the rule is right for (`runtime: { name: python, min: '3.12' }`): it runs
+   * only where the repository states a version of that runtime (svc.json, engines, .nvmrc,
+   * pyproject.toml, go.mod, ...) whose lowest allowed version is at least `min` and at most `max`
+   * (a prefix: `3.13` covers every 3.13.x). Where no version is stated, it does not run. See
+   * reviewers/builtin/runtime-version.ts.
+   */
+  runtime?: RuleRuntime;
   /** The rule file it came from, relative to the skill folder. */
   source: string;
+}
+
+/** A rule's runtime applicability: a runtime name and versions `1`, `1.2` or `1.2.3`. */
+export interface RuleRuntime {
+  name: string;
+  min?: string;
+  max?: string;
 }
 
 export interface CatalogSkill {
@@ -273,6 +288,7 @@ function toRule(
   };
   if (raw.flow !== undefined) rule.flow = toFlow(raw.flow, where, fail);
   if (raw.prefilter !== undefined) rule.prefilter = toPrefilter(raw.prefilter, where, fail);
+  if (raw.runtime !== undefined) rule.runtime = toRuntime(raw.runtime, where, fail);
   const constraints = optionalRecord('constraints');
   const utils = optionalRecord('utils');
   const files = optionalGlobs('files');
@@ -295,6 +311,25 @@ function toFlow(raw: unknown, where: string, fail: (file: string, problem: strin
     return fail(where, `flow.text is not a regular expression: ${(error as Error).message}`);
   }
   return { value: raw.value, text: raw.text };
+}
+
+const RUNTIME_VERSION = /^\d+(\.\d+){0,2}$/;
+
+function toRuntime(raw: unknown, where: string, fail: (file: string, problem: string) => never): RuleRuntime {
+  if (!isRecord(raw) || typeof raw.name !== 'string' || !/^[a-z][a-z0-9-]*$/.test(raw.name))
+    return fail(where, 'runtime.name must name a runtime (node, python, go, ...)');
+  const runtime: RuleRuntime = { name: raw.name };
+  for (const key of ['min', 'max'] as const) {
+    const value = raw[key];
+    if (value === undefined) continue;
+    // YAML reads `min: 3.12` as a number: 3.1 and 3.10 would be the same version.
+    if (typeof value !== 'string' || !RUNTIME_VERSION.test(value))
+      return fail(where, `runtime.${key} must be a quoted version ('3.12', '1.16', '18.13.0')`);
+    runtime[key] = value;
+  }
+  if (runtime.min === undefined && runtime.max === undefined)
+    return fail(where, 'runtime needs min, max or both');
+  return runtime;
 }
 
 function toPrefilter(raw: unknown, where: string, fail: (file: string, problem: string) => never) {

@@ -2,7 +2,9 @@
  * The builtin reviewer engine: runs one catalog skill over the changed files without a model.
  * ast-grep skills parse each file once (shared across skills) and run the skill's rules for that
  * language; the secrets skill runs secretlint over the text. Only findings on changed lines are
- * reported; a file that cannot be read as its language becomes a named gap, never a crash.
+ * reported; a file that cannot be read as its language becomes a named gap, never a crash. A rule
+ * with a `runtime` range runs only where the repository's stated runtime versions put it in range
+ * (./runtime-version.ts), and its findings say which statement did.
  */
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { parse } from '@ast-grep/napi';
@@ -14,12 +16,19 @@ import type { CatalogSkill, RuleLanguage, SkillRule } from '../../skills/catalog
 import type { ReviewerResult, ReviewFile } from '../types';
 import { shapeOf } from './flow';
 import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
+import { type RuntimeStatement, RuntimeTargets } from './runtime-version';
 import { scanSecrets, secretSeverity } from './secrets';
 
 export interface BuiltinRunOptions {
   /** The reviewer the findings are reported as. */
   reviewerId: string;
   signal: AbortSignal;
+  /**
+   * The runtime versions the repository states (its knowledge's `runtimes`). A rule with a
+   * `runtime` runs only where they put the runtime's lowest version within the rule's range;
+   * omitted or empty: no such rule runs.
+   */
+  runtimes?: readonly RuntimeStatement[] | undefined;
 }
 
 /** Files larger than this are not parsed (generated bundles, fixtures); each is a named gap. */
@@ -175,6 +184,7 @@ export async function runBuiltinSkill(
   } else if (skill.engine === 'ast-grep') {
     const compiled = compileSkill(skill);
     gaps.push(...compiled.invalid);
+    const targets = new RuntimeTargets(options.runtimes);
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
       const language = ruleLanguageOf(file.diff.path);
       if (!language) return;
@@ -184,6 +194,7 @@ export async function runBuiltinSkill(
       const rules = (compiled.byLanguage.get(language) ?? []).filter(
         (c) =>
           (role === 'production' || !c.rule.productionOnly) &&
+          (c.rule.runtime === undefined || targets.applies(c.rule.runtime)) &&
           pathSelected(file.diff.path, c.rule.files, c.rule.ignores) &&
           (c.prefilter === null || c.prefilter.test(file.content)),
       );
@@ -199,7 +210,7 @@ export async function runBuiltinSkill(
         return;
       }
       options.signal.throwIfAborted();
-      findings.push(...matchFile(file, parsed, rules, options.reviewerId, gaps));
+      findings.push(...matchFile(file, parsed, rules, options.reviewerId, gaps, targets));
     });
   } else {
     gaps.push({
@@ -224,6 +235,7 @@ function matchFile(
   rules: CompiledRule[],
   reviewer: string,
   gaps: Gap[],
+  targets: RuntimeTargets,
 ): FindingDraft[] {
   const out: FindingDraft[] = [];
   const seen = new Set<string>();
@@ -257,13 +269,15 @@ function matchFile(
       if (seen.has(key)) continue;
       seen.add(key);
       const { rule } = compiled;
+      const body = interpolate(rule.note, node);
       out.push({
         severity: rule.severity,
         path: file.diff.path,
         line,
         endLine: Math.max(line, end),
         title: interpolate(rule.message, node),
-        body: interpolate(rule.note, node),
+        // A version-dependent finding says which declared version made it apply.
+        body: rule.runtime ? `${body}\n\n_${targets.because(rule.runtime)}_` : body,
         rule: compiled.ruleId,
         category: rule.category,
         reviewer,

@@ -1,5 +1,6 @@
 /**
- * `svc` (also installed as `svc-review`): serve | worker | mcp | keys | migrate | review | findings.
+ * `svc` (also installed as `svc-review`): serve | worker | watch | mcp | keys | migrate | review |
+ * findings | comment.
  * Every service flag has an environment twin (see src/config.ts); flags win.
  *
  * Each command loads its modules when it runs, so `svc review` never loads the service (HTTP
@@ -36,6 +37,8 @@ async function configFrom(options: Record<string, unknown>) {
   if (options.repos !== undefined) env.SVC_REPOS_DIR = String(options.repos);
   if (options.databaseUrl !== undefined) env.DATABASE_URL = String(options.databaseUrl);
   if (options.worker === false) env.SVC_NO_WORKER = '1';
+  if (options.watch === true) env.SVC_WATCH = '1';
+  if (options.interval !== undefined) env.SVC_WATCH_INTERVAL_MS = String(options.interval);
   return loadConfig(env);
 }
 
@@ -57,7 +60,16 @@ common(
     .description('serve the HTTP API (and execute runs in-process unless --no-worker)')
     .addOption(new Option('--port <port>', 'port to listen on (default 8080)').env('PORT'))
     .addOption(new Option('--host <host>', 'address to listen on (default 127.0.0.1)').env('HOST'))
-    .option('--no-worker', 'do not execute runs in this process (run `svc worker` elsewhere)'),
+    .option('--no-worker', 'do not execute runs in this process (run `svc worker` elsewhere)')
+    .option(
+      '--watch',
+      'also watch the local repositories for pull requests, pushes and comments (SVC_WATCH=1)',
+    )
+    .addOption(
+      new Option('--interval <ms>', 'with --watch: how often to look, in milliseconds (default 2000)').env(
+        'SVC_WATCH_INTERVAL_MS',
+      ),
+    ),
 ).action(async (options) => {
   const { serveCommand } = await import('./serve');
   const config = await configFrom(options);
@@ -71,6 +83,25 @@ common(program.command('worker').description('claim and execute runs from the da
     await workerCommand(config, await createLogger(config));
   },
 );
+
+common(
+  program
+    .command('watch')
+    .description(
+      'run the automation on the local repositories: review new and updated pull requests, count ' +
+        'merges, turn plan documents pushed to the default branch into plans, answer `svc comment`s',
+    )
+    .addOption(
+      new Option('--interval <ms>', 'how often to look, in milliseconds (default 2000)').env(
+        'SVC_WATCH_INTERVAL_MS',
+      ),
+    )
+    .option('--no-worker', 'only start runs; execute them elsewhere (`svc worker`, `svc serve`)'),
+).action(async (options) => {
+  const { watchCommand } = await import('./watch');
+  const config = await configFrom(options);
+  await watchCommand(config, await createLogger(config));
+});
 
 common(program.command('migrate').description('apply database migrations and exit')).action(
   async (options) => {
@@ -185,6 +216,26 @@ ledgerOptions(
 ).action((id: string, options) =>
   exitWith(async () => (await import('./findings')).findingsReopen(id, options)),
 );
+
+program
+  .command('comment')
+  .description(
+    'write a comment on a local pull request as a person (`@service …` commands; with --reply-to, ' +
+      '`wontfix: <reason>` or `fix this` on a finding); `svc watch` or `serve --watch` acts on it',
+  )
+  .argument('<repo>', 'the repository, owner/name under the repos directory')
+  .argument('<pr>', 'the pull request number')
+  .argument('<body>', 'the comment')
+  .option('--reply-to <id>', "the comment to answer (a finding's comment id in .git/svc/comments.jsonl)")
+  .option('--author <name>', 'who writes it (default: the user name)')
+  .addOption(
+    new Option('--repos <dir>', 'git repositories served by the local code host (default ./repos)').env(
+      'SVC_REPOS_DIR',
+    ),
+  )
+  .action((repo: string, pr: string, body: string, options) =>
+    exitWith(async () => (await import('./watch')).commentCommand(repo, pr, body, options)),
+  );
 
 program.parseAsync().catch((error: Error) => {
   process.stderr.write(`svc: ${error.message}\n`);

@@ -1,9 +1,11 @@
 /**
  * `svc serve`: the HTTP API on the configured host and port, with an in-process worker unless
- * `--no-worker`. SIGTERM/SIGINT stop accepting requests, let held runs finish within the grace
+ * `--no-worker`, and the local repositories' watcher with `--watch` (SVC_WATCH=1). SIGTERM/SIGINT
+ * stop accepting requests, stop the watcher after its tick, let held runs finish within the grace
  * period and hand the rest back as replacement runs.
  */
 import type { Logger } from 'pino';
+import { LocalWatcher, watchEnabled, watchIntervalMs } from '../automation/local-watch';
 import type { Config } from '../config';
 import { Worker } from '../engine/worker';
 import { buildApp } from '../http/app';
@@ -18,17 +20,22 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
   } else if (bootstrap) {
     logger.info('SVC_BOOTSTRAP_KEY registered as the first workspace key');
   }
+  const watcher = watchEnabled(config.env)
+    ? new LocalWatcher(services, { logger, intervalMs: watchIntervalMs(config.env) })
+    : null;
   const app = await buildApp(services);
   const worker = config.runWorker
     ? new Worker(services.engine, { concurrency: config.workerConcurrency })
     : null;
   await app.listen({ host: config.host, port: config.port });
   await worker?.start();
+  watcher?.start();
   logger.info(
     {
       url: `http://${config.host}:${config.port}`,
       database: services.db.label,
       worker: worker?.id ?? 'none',
+      watch: watcher ? { repos: config.reposDir, intervalMs: watcher.intervalMs } : 'off',
     },
     'svc serving',
   );
@@ -39,6 +46,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
     stopping = true;
     logger.info({ signal }, 'shutting down');
     await app.close();
+    await watcher?.stop();
     await worker?.drain(config.engine.shutdownGraceMs);
     await services.db.close();
     process.exit(0);

@@ -17,6 +17,18 @@ export interface Config {
   reposDir: string;
   /** SVC_BODY_LIMIT bytes, default 1 MiB. */
   bodyLimit: number;
+  /**
+   * SVC_WEBHOOK_BODY_LIMIT bytes, default 5 MiB: the largest GitHub delivery read. GitHub caps
+   * payloads at 25 MB, but the events svc acts on are far smaller; an unauthenticated sender may
+   * make the server buffer up to this much per request, so it stays well under GitHub's cap.
+   */
+  webhookBodyLimit: number;
+  /**
+   * Slow and idle clients: SVC_REQUEST_TIMEOUT_MS (default 30 s) for a whole request, headers
+   * and body; SVC_HEADERS_TIMEOUT_MS (default 10 s) for its headers; SVC_IDLE_TIMEOUT_MS (default
+   * 60 s) for a connection with no traffic. 0 turns one off.
+   */
+  timeouts: { requestMs: number; headersMs: number; idleMs: number };
   /** SVC_BOOTSTRAP_KEY: becomes the first workspace key when the database has none. */
   bootstrapKey: string | undefined;
   /** LOG_LEVEL, default info. */
@@ -50,6 +62,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: env.SVC_DATA_DIR || './.svc',
     reposDir: env.SVC_REPOS_DIR || './repos',
     bodyLimit: int(env.SVC_BODY_LIMIT, 1024 * 1024, 'SVC_BODY_LIMIT'),
+    webhookBodyLimit: int(env.SVC_WEBHOOK_BODY_LIMIT, 5 * 1024 * 1024, 'SVC_WEBHOOK_BODY_LIMIT'),
+    timeouts: {
+      requestMs: int(env.SVC_REQUEST_TIMEOUT_MS, 30_000, 'SVC_REQUEST_TIMEOUT_MS'),
+      headersMs: int(env.SVC_HEADERS_TIMEOUT_MS, 10_000, 'SVC_HEADERS_TIMEOUT_MS'),
+      idleMs: int(env.SVC_IDLE_TIMEOUT_MS, 60_000, 'SVC_IDLE_TIMEOUT_MS'),
+    },
     bootstrapKey: env.SVC_BOOTSTRAP_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     runWorker: !(env.SVC_NO_WORKER === '1' || env.SVC_NO_WORKER === 'true'),

@@ -10,6 +10,7 @@ export const API_ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   idempotency_conflict: 409,
   operation_in_progress: 409,
   conflict: 409,
@@ -18,6 +19,7 @@ export const API_ERROR_STATUS = {
   unsupported_media_type: 415,
   precondition_required: 428,
   rate_limited: 429,
+  request_header_fields_too_large: 431,
   internal: 500,
   not_implemented: 501,
   /** GITHUB_WEBHOOK_SECRET is unset: the receiver cannot verify deliveries, so it takes none. */

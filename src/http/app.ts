@@ -3,7 +3,6 @@
  * idempotency and error envelope, plus the routes that are not operations (health, metrics,
  * discovery, MCP).
  */
-import { randomBytes } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { ApiError } from '../core/errors';
@@ -13,9 +12,10 @@ import { fastifyPath, isWrite, type Operation, type OperationContext } from '../
 import type { Services } from '../operations/services';
 import { authenticate, resolveProject } from './auth';
 import { mountDiscovery } from './discovery';
-import { sendError } from './errors';
+import { answerClientError, newRequestId, sendError } from './errors';
 import { withIdempotency } from './idempotency';
 import { mountOps } from './ops-routes';
+import { findUnsafeString } from './unsafe-strings';
 import { mountWebhooks } from './webhooks';
 
 export interface AppOptions {
@@ -27,11 +27,19 @@ export interface AppOptions {
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const operations = options.operations ?? OPERATIONS;
   // Typed as the plain instance: routes opt into the zod type provider one by one.
+  const { timeouts } = services.config;
   const app: FastifyInstance = Fastify({
     loggerInstance: options.logger === false ? undefined : (services.logger as FastifyBaseLogger),
     bodyLimit: services.config.bodyLimit,
-    genReqId: () => `req_${randomBytes(9).toString('base64url')}`,
+    genReqId: newRequestId,
+    requestTimeout: timeouts.requestMs,
+    connectionTimeout: timeouts.idleMs,
+    // Errors Fastify raises before routing (a URL that is not valid percent-encoding) and those
+    // Node's HTTP parser raises before Fastify (431, framing, timeouts) get the envelope too.
+    frameworkErrors: (error, request, reply) => sendError(reply, request, error),
+    clientErrorHandler: answerClientError,
   }) as unknown as FastifyInstance;
+  app.server.headersTimeout = timeouts.headersMs;
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // Bodies are JSON only: without this, Fastify would accept text/plain bodies as strings.
@@ -39,6 +47,19 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+  });
+  app.addHook('preValidation', async (request) => {
+    const where =
+      findUnsafeString(request.params, 'path') ??
+      findUnsafeString(request.query, 'query') ??
+      findUnsafeString(request.headers, 'header') ??
+      findUnsafeString(request.body, 'body');
+    if (where) {
+      throw new ApiError(
+        'validation_failed',
+        `${where} holds a NUL character or a lone UTF-16 surrogate; send valid Unicode text without U+0000`,
+      );
+    }
   });
   app.setErrorHandler((error, request, reply) => sendError(reply, request, error));
   app.setNotFoundHandler((request, reply) =>

@@ -2,6 +2,8 @@
  * The one place where errors become responses: every non-2xx body is the envelope
  * `{"error":{"code","message","request_id","details"?}}`.
  */
+import { randomBytes } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { API_ERROR_STATUS, ApiError, type ApiErrorCode } from '../core/errors';
@@ -35,6 +37,10 @@ function fromFastify(error: FastifyError): ApiError | null {
       return new ApiError('invalid_json', `request body is not valid JSON: ${error.message}`);
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ApiError('validation_failed', 'Content-Length does not match the body');
+    case 'FST_ERR_BAD_URL':
+      return new ApiError('validation_failed', 'the URL is not valid percent-encoded UTF-8');
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('validation_failed', 'a path parameter is longer than any id svc issues');
   }
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
     return new ApiError('invalid_json', `request body is not valid JSON: ${error.message}`);
@@ -78,4 +84,45 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: u
     .code(API_ERROR_STATUS[apiError.code])
     .type('application/json')
     .send(envelope(apiError.code, apiError.message, request.id, apiError.details));
+}
+
+export const newRequestId = () => `req_${randomBytes(9).toString('base64url')}`;
+
+const CLIENT_ERRORS: Record<string, { code: ApiErrorCode; status: number; reason: string; message: string }> =
+  {
+    HPE_HEADER_OVERFLOW: {
+      code: 'request_header_fields_too_large',
+      status: 431,
+      reason: 'Request Header Fields Too Large',
+      message: 'the request headers are larger than the server accepts',
+    },
+    ERR_HTTP_REQUEST_TIMEOUT: {
+      code: 'request_timeout',
+      status: 408,
+      reason: 'Request Timeout',
+      message: "the request did not arrive in full within the server's request timeout",
+    },
+  };
+
+/**
+ * Answers what Node's HTTP parser refused before Fastify saw a request (oversized headers,
+ * broken framing, a request that timed out), in the error envelope, then closes the connection:
+ * after a framing error the connection's next bytes cannot be trusted.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const known = error.code ? CLIENT_ERRORS[error.code] : undefined;
+  const answer = known ?? {
+    code: 'validation_failed' as const,
+    status: 400,
+    reason: 'Bad Request',
+    message: `the request is not valid HTTP/1.1 (${error.code ?? 'unparsable'})`,
+  };
+  const body = JSON.stringify(envelope(answer.code, answer.message, newRequestId()));
+  socket.end(
+    `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }

@@ -10,6 +10,11 @@
  * Refused requests (no secret configured, bad or missing signature, unreadable body) are never
  * stored as deliveries: each leaves a log line and is tallied per reason and hour in
  * `webhook_rejections` (`svc_webhook_rejections_total{reason}` in `/metrics`).
+ *
+ * Nobody is authenticated before the body is read, so reading is bounded: a request without a
+ * signature header (or with no secret configured) is refused from its headers alone, before a
+ * byte of its body is read, and a body is read up to `SVC_WEBHOOK_BODY_LIMIT` (default 5 MiB,
+ * under GitHub's 25 MB cap), a declared larger one refused from its Content-Length.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import client from 'prom-client';
@@ -25,9 +30,6 @@ import type { Services } from '../operations/services';
 import { ensureWorkspace } from '../storage/keys';
 
 export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
-
-/** GitHub caps webhook payloads at 25 MB; the API's own body limit is far lower. */
-const GITHUB_MAX_PAYLOAD_BYTES = 25 * 1024 * 1024;
 
 export async function mountWebhooks(
   app: FastifyInstance,
@@ -48,81 +50,98 @@ export async function mountWebhooks(
     // Scoped to this route: the body stays the exact bytes GitHub signed, whatever the content
     // type (application/json or x-www-form-urlencoded), and no other route sees this parser.
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser(
-      '*',
-      { parseAs: 'buffer', bodyLimit: GITHUB_MAX_PAYLOAD_BYTES },
-      (_req, body, done) => done(null, body),
-    );
+    const bodyLimit = services.config.webhookBodyLimit;
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
+    const reject = (request: FastifyRequest, reason: RejectionReason, error: ApiError): never => {
+      const event = header(request, 'x-github-event');
+      const deliveryId = header(request, 'x-github-delivery');
+      request.log.warn({ reason, delivery: deliveryId, event, ip: request.ip }, 'webhook rejected');
+      rejections.record({ reason, deliveryId, event });
+      throw error;
+    };
+    // Read per request: the environment is the process's configuration, not a snapshot.
+    const secret = () => services.config.env.GITHUB_WEBHOOK_SECRET;
 
-    scope.post(
-      GITHUB_WEBHOOK_PATH,
-      { schema: { hide: true }, bodyLimit: GITHUB_MAX_PAYLOAD_BYTES },
-      async (request, reply) => {
-        const started = performance.now();
-        const event = header(request, 'x-github-event');
-        const deliveryId = header(request, 'x-github-delivery');
-        const reject = (reason: RejectionReason, error: ApiError): never => {
-          request.log.warn({ reason, delivery: deliveryId, event, ip: request.ip }, 'webhook rejected');
-          rejections.record({ reason, deliveryId, event });
-          throw error;
-        };
-
-        const secret = services.config.env.GITHUB_WEBHOOK_SECRET;
-        if (!secret) {
-          return reject(
-            'not_configured',
-            new ApiError(
-              'webhooks_not_configured',
-              'GitHub webhooks are not configured: set GITHUB_WEBHOOK_SECRET to the GitHub App webhook secret and restart',
-            ),
-          );
-        }
-        const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-        const problem = checkSignature(secret, raw, header(request, 'x-hub-signature-256'));
-        if (problem) {
-          return reject(
-            problem,
-            new ApiError(
-              'unauthenticated',
-              problem === 'signature_missing'
-                ? 'X-Hub-Signature-256 is missing: GitHub signs every delivery when the App has a webhook secret'
-                : 'X-Hub-Signature-256 does not match the body signed with GITHUB_WEBHOOK_SECRET',
-            ),
-          );
-        }
-        if (!event)
-          return reject('event_missing', new ApiError('validation_failed', 'X-GitHub-Event is missing'));
-        if (!deliveryId || deliveryId.length > 200) {
-          return reject(
-            'delivery_id_missing',
-            new ApiError('validation_failed', 'X-GitHub-Delivery is missing (or longer than 200 characters)'),
-          );
-        }
-        const payload = parseDeliveryBody(raw, request.headers['content-type']);
-        if (!payload) {
-          return reject(
-            'body_unreadable',
-            new ApiError('invalid_json', 'the delivery body is not a JSON object'),
-          );
-        }
-
-        const accepted = await acceptDelivery(services.db, services.engine, {
-          id: deliveryId,
-          event,
-          workspaceId: await workspace(),
-          payload,
-        });
-        const ms = Math.round((performance.now() - started) * 10) / 10;
-        request.log.info(
-          { delivery: deliveryId, event, task: accepted.taskId, duplicate: accepted.duplicate, ack_ms: ms },
-          'webhook acknowledged',
+    // Runs before the body is read: what the headers alone condemn costs no buffering.
+    scope.addHook('onRequest', async (request) => {
+      if (!secret()) {
+        reject(
+          request,
+          'not_configured',
+          new ApiError(
+            'webhooks_not_configured',
+            'GitHub webhooks are not configured: set GITHUB_WEBHOOK_SECRET to the GitHub App webhook secret and restart',
+          ),
         );
-        if (accepted.duplicate) {
-          return reply.code(200).send({ duplicate: true, delivery_id: deliveryId, task_id: accepted.taskId });
-        }
-        return reply.code(202).send({ delivery_id: deliveryId, task_id: accepted.taskId });
-      },
-    );
+      }
+      if (!header(request, 'x-hub-signature-256')) {
+        reject(
+          request,
+          'signature_missing',
+          new ApiError(
+            'unauthenticated',
+            'X-Hub-Signature-256 is missing: GitHub signs every delivery when the App has a webhook secret',
+          ),
+        );
+      }
+    });
+
+    scope.post(GITHUB_WEBHOOK_PATH, { schema: { hide: true }, bodyLimit }, async (request, reply) => {
+      const started = performance.now();
+      const event = header(request, 'x-github-event');
+      const deliveryId = header(request, 'x-github-delivery');
+      const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+      const problem = checkSignature(secret() ?? '', raw, header(request, 'x-hub-signature-256'));
+      if (problem) {
+        return reject(
+          request,
+          problem,
+          new ApiError(
+            'unauthenticated',
+            problem === 'signature_missing'
+              ? 'X-Hub-Signature-256 is missing: GitHub signs every delivery when the App has a webhook secret'
+              : 'X-Hub-Signature-256 does not match the body signed with GITHUB_WEBHOOK_SECRET',
+          ),
+        );
+      }
+      if (!event)
+        return reject(
+          request,
+          'event_missing',
+          new ApiError('validation_failed', 'X-GitHub-Event is missing'),
+        );
+      if (!deliveryId || deliveryId.length > 200) {
+        return reject(
+          request,
+          'delivery_id_missing',
+          new ApiError('validation_failed', 'X-GitHub-Delivery is missing (or longer than 200 characters)'),
+        );
+      }
+      const payload = parseDeliveryBody(raw, request.headers['content-type']);
+      if (!payload) {
+        return reject(
+          request,
+          'body_unreadable',
+          new ApiError('invalid_json', 'the delivery body is not a JSON object'),
+        );
+      }
+
+      const accepted = await acceptDelivery(services.db, services.engine, {
+        id: deliveryId,
+        event,
+        workspaceId: await workspace(),
+        payload,
+      });
+      const ms = Math.round((performance.now() - started) * 10) / 10;
+      request.log.info(
+        { delivery: deliveryId, event, task: accepted.taskId, duplicate: accepted.duplicate, ack_ms: ms },
+        'webhook acknowledged',
+      );
+      if (accepted.duplicate) {
+        return reply.code(200).send({ duplicate: true, delivery_id: deliveryId, task_id: accepted.taskId });
+      }
+      return reply.code(202).send({ delivery_id: deliveryId, task_id: accepted.taskId });
+    });
   });
 }
 

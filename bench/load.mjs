@@ -15,6 +15,8 @@
 // payload), signed once with the secret from the environment (BENCH_WEBHOOK_SECRET, never in
 // argv) as `X-Hub-Signature-256`; every request carries its own `X-GitHub-Delivery`, so each
 // one is a new delivery, not a redelivery.
+//
+// spec.idempotencyKeys = true: every request carries its own `Idempotency-Key`.
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -59,6 +61,14 @@ if (spec.webhook) {
   const prefix = randomUUID();
   let n = 0;
   perRequestHeaders = () => ({ 'x-github-delivery': `${prefix}-${++n}` });
+}
+if (spec.idempotencyKeys) {
+  // A new Idempotency-Key per request, as a client that retries safely sends: every request is
+  // a first request (recorded), never a replay.
+  const prefix = randomUUID();
+  let n = 0;
+  const before = perRequestHeaders;
+  perRequestHeaders = () => ({ ...before?.(), 'idempotency-key': `${prefix}-${++n}` });
 }
 
 function percentile(sorted, p) {

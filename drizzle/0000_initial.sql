@@ -129,6 +129,10 @@ CREATE TABLE "plans" (
 	"summary" text,
 	"review_task_id" text,
 	"score" jsonb,
+	"draft_pull_request_number" integer,
+	"draft_pull_request_url" text,
+	"repo_write_error" text,
+	"superseded_by" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
@@ -175,6 +179,25 @@ CREATE TABLE "pull_requests" (
 	"auto_review" boolean DEFAULT true NOT NULL,
 	"auto_review_off_reason" text,
 	"merged_at" timestamp with time zone,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "quick_actions" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"scorecard_id" text NOT NULL,
+	"kind" text NOT NULL,
+	"check" text NOT NULL,
+	"title" text NOT NULL,
+	"does" text NOT NULL,
+	"operation" jsonb,
+	"why_no_operation" text,
+	"change" jsonb,
+	"status" text DEFAULT 'available' NOT NULL,
+	"task_id" text,
+	"result" jsonb,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
@@ -297,6 +320,41 @@ CREATE TABLE "runs" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "scorecard_checks" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"scorecard_id" text NOT NULL,
+	"check" text NOT NULL,
+	"title" text NOT NULL,
+	"category" text NOT NULL,
+	"weight" integer NOT NULL,
+	"result" text NOT NULL,
+	"evidence" jsonb NOT NULL,
+	"remedy" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "scorecards" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"commit_sha" text,
+	"knowledge_id" text,
+	"score" integer,
+	"level" integer NOT NULL,
+	"next_level" jsonb,
+	"counts" jsonb NOT NULL,
+	"gaps" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"trigger" text NOT NULL,
+	"task_id" text,
+	"previous_scorecard_id" text,
+	"computed_at" timestamp with time zone NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "skill_revisions" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -382,6 +440,7 @@ CREATE UNIQUE INDEX "posted_comments_finding_idx" ON "posted_comments" USING btr
 CREATE INDEX "posted_comments_external_idx" ON "posted_comments" USING btree ("external_id");--> statement-breakpoint
 CREATE INDEX "projects_workspace_idx" ON "projects" USING btree ("workspace_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "pull_requests_number_idx" ON "pull_requests" USING btree ("project_id","number");--> statement-breakpoint
+CREATE INDEX "quick_actions_scorecard_idx" ON "quick_actions" USING btree ("scorecard_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "repo_knowledge_project_idx" ON "repo_knowledge" USING btree ("project_id");--> statement-breakpoint
 CREATE INDEX "review_results_project_idx" ON "review_results" USING btree ("project_id","created_at");--> statement-breakpoint
 CREATE INDEX "reviewers_uses_idx" ON "reviewers" USING btree ("workspace_id","uses");--> statement-breakpoint
@@ -390,6 +449,8 @@ CREATE INDEX "runs_task_idx" ON "runs" USING btree ("task_id","created_at");--> 
 CREATE INDEX "runs_pending_idx" ON "runs" USING btree ("available_at","created_at") WHERE status = 'pending';--> statement-breakpoint
 CREATE INDEX "runs_running_lease_idx" ON "runs" USING btree ("lease_expires_at") WHERE status = 'running';--> statement-breakpoint
 CREATE INDEX "runs_project_created_idx" ON "runs" USING btree ("project_id","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "scorecard_checks_check_idx" ON "scorecard_checks" USING btree ("scorecard_id","check");--> statement-breakpoint
+CREATE INDEX "scorecards_project_idx" ON "scorecards" USING btree ("project_id","computed_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "skill_revisions_hash_idx" ON "skill_revisions" USING btree ("workspace_id","hash");--> statement-breakpoint
 CREATE INDEX "tasks_project_idx" ON "tasks" USING btree ("workspace_id","project_id","kind","created_at");--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_received_idx" ON "webhook_deliveries" USING btree ("received_at");

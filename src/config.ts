@@ -24,11 +24,25 @@ export interface Config {
    */
   webhookBodyLimit: number;
   /**
+   * SVC_WEBHOOK_INFLIGHT_BYTES, default 32 MiB: the webhook bodies all senders together may have
+   * in flight (declared or read, not yet answered). A request that does not fit is answered 503
+   * `webhooks_busy` with Retry-After, from its headers when it declares its length. 0: no budget.
+   * At least SVC_WEBHOOK_BODY_LIMIT, or the largest delivery could never be read.
+   */
+  webhookInflightBytes: number;
+  /**
    * Slow and idle clients: SVC_REQUEST_TIMEOUT_MS (default 30 s) for a whole request, headers
    * and body; SVC_HEADERS_TIMEOUT_MS (default 10 s) for its headers; SVC_IDLE_TIMEOUT_MS (default
    * 60 s) for a connection with no traffic. 0 turns one off.
    */
   timeouts: { requestMs: number; headersMs: number; idleMs: number };
+  /**
+   * SVC_KEY_CACHE_MS: how long a process may go on accepting a key after another process
+   * revoked it (keys are cached per process; a revocation through this process is at once).
+   * Unset: 1000 on PostgreSQL, and until revoked on the embedded database, where one process
+   * sees every revocation. 0: every request reads the key.
+   */
+  keyCacheMs: number | undefined;
   /** SVC_BOOTSTRAP_KEY: becomes the first workspace key when the database has none. */
   bootstrapKey: string | undefined;
   /** LOG_LEVEL, default info. */
@@ -53,6 +67,17 @@ const int = (value: string | undefined, fallback: number, name: string): number 
   return n;
 };
 
+function webhookInflightBytes(env: NodeJS.ProcessEnv): number {
+  const budget = int(env.SVC_WEBHOOK_INFLIGHT_BYTES, 32 * 1024 * 1024, 'SVC_WEBHOOK_INFLIGHT_BYTES');
+  const bodyLimit = int(env.SVC_WEBHOOK_BODY_LIMIT, 5 * 1024 * 1024, 'SVC_WEBHOOK_BODY_LIMIT');
+  if (budget > 0 && budget < bodyLimit) {
+    throw new Error(
+      `SVC_WEBHOOK_INFLIGHT_BYTES (${budget}) is below SVC_WEBHOOK_BODY_LIMIT (${bodyLimit}): the largest delivery could never be read; raise it or lower the body limit`,
+    );
+  }
+  return budget;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     env,
@@ -63,11 +88,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reposDir: env.SVC_REPOS_DIR || './repos',
     bodyLimit: int(env.SVC_BODY_LIMIT, 1024 * 1024, 'SVC_BODY_LIMIT'),
     webhookBodyLimit: int(env.SVC_WEBHOOK_BODY_LIMIT, 5 * 1024 * 1024, 'SVC_WEBHOOK_BODY_LIMIT'),
+    webhookInflightBytes: webhookInflightBytes(env),
     timeouts: {
       requestMs: int(env.SVC_REQUEST_TIMEOUT_MS, 30_000, 'SVC_REQUEST_TIMEOUT_MS'),
       headersMs: int(env.SVC_HEADERS_TIMEOUT_MS, 10_000, 'SVC_HEADERS_TIMEOUT_MS'),
       idleMs: int(env.SVC_IDLE_TIMEOUT_MS, 60_000, 'SVC_IDLE_TIMEOUT_MS'),
     },
+    keyCacheMs: env.SVC_KEY_CACHE_MS ? int(env.SVC_KEY_CACHE_MS, 0, 'SVC_KEY_CACHE_MS') : undefined,
     bootstrapKey: env.SVC_BOOTSTRAP_KEY || undefined,
     logLevel: env.LOG_LEVEL || 'info',
     runWorker: !(env.SVC_NO_WORKER === '1' || env.SVC_NO_WORKER === 'true'),

@@ -6,13 +6,17 @@ import pino, { type Logger } from 'pino';
 import { recomputeAfterDisposition } from './automation/check';
 import { checkDeadlineHandler, fixHandler, planReviewHandler, studyHandler } from './automation/kinds';
 import { codeHostLifecycle } from './automation/lifecycle';
+import { announceApiReview } from './automation/triggers';
 import { type CodeHostsOptions, createCodeHosts } from './codehost';
 import type { Config } from './config';
 import { Engine } from './engine/engine';
+import { knowledgeRefreshHandler } from './engine/kinds/knowledge-refresh';
+import { followedByScorecard, quickActionHandler, scorecardHandler } from './engine/kinds/scorecard';
 import { setupHandler } from './engine/kinds/setup';
 import { registerPullRequestHandlers } from './github/pull-request-handlers';
 import { webhookTaskHandler } from './github/webhooks';
 import type { Services } from './operations/services';
+import { planActivateHandler } from './plans/activate';
 import { seedCatalogReviewers } from './review/reviewer-catalog';
 import { reviewHandler } from './review/run-review';
 import { type Database, openDatabase } from './storage/database';
@@ -62,15 +66,26 @@ export function createEngine(
 ) {
   const codeHosts = createCodeHosts({ reposDir: config.reposDir, env: config.env, ...codeHostOptions });
   const engine = new Engine(db, config.engine, {}, logger);
-  engine.registerHandler('setup', setupHandler(codeHosts));
+  // Setup and the study pass change what a scorecard reads: each is followed by a recompute.
+  engine.registerHandler('setup', followedByScorecard(setupHandler(codeHosts), 'setup', engine));
   engine.registerHandler(
     'review',
-    reviewHandler({ codeHosts, env: config.env, lifecycle: codeHostLifecycle(db) }),
+    reviewHandler({
+      codeHosts,
+      env: config.env,
+      lifecycle: codeHostLifecycle(db),
+      // An API review delivered to the code host queues its check as its run's first step.
+      announce: (review) => announceApiReview({ db, engine, codeHosts }, review),
+    }),
   );
   engine.registerHandler('check_deadline', checkDeadlineHandler(codeHosts));
   engine.registerHandler('fix', fixHandler(codeHosts));
-  engine.registerHandler('study', studyHandler);
-  engine.registerHandler('plan_review', planReviewHandler(codeHosts));
+  engine.registerHandler('study', followedByScorecard(studyHandler, 'study', engine));
+  engine.registerHandler('scorecard', scorecardHandler(codeHosts));
+  engine.registerHandler('quick_action', quickActionHandler(codeHosts));
+  engine.registerHandler('plan_review', planReviewHandler(codeHosts, engine));
+  engine.registerHandler('plan_activate', planActivateHandler(codeHosts));
+  engine.registerHandler('knowledge_refresh', knowledgeRefreshHandler(codeHosts));
   engine.registerHandler('webhook', webhookTaskHandler({ engine, codeHosts, env: config.env, logger }));
   registerPullRequestHandlers();
   return { engine, codeHosts };

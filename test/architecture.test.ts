@@ -37,7 +37,8 @@ const ALLOWED: Record<string, string[]> = {
   reviewers: ['core', 'skills'],
   'skills-store': ['core', 'storage', 'skills'],
   knowledge: ['core', 'storage', 'codehost'],
-  engine: ['core', 'storage', 'codehost', 'config', 'knowledge'],
+  scorecards: ['core', 'storage', 'codehost', 'knowledge'],
+  engine: ['core', 'storage', 'codehost', 'config', 'knowledge', 'scorecards'],
   review: [
     'core',
     'storage',
@@ -49,7 +50,8 @@ const ALLOWED: Record<string, string[]> = {
     'config',
     'knowledge',
   ],
-  automation: ['core', 'storage', 'engine', 'codehost', 'review', 'config'],
+  plans: ['core', 'storage', 'engine', 'codehost'],
+  automation: ['core', 'storage', 'engine', 'codehost', 'review', 'config', 'plans', 'knowledge'],
   github: ['core', 'storage', 'engine', 'codehost', 'review', 'reviewers', 'skills', 'automation', 'config'],
   operations: [
     'core',
@@ -62,6 +64,8 @@ const ALLOWED: Record<string, string[]> = {
     'skills-store',
     'config',
     'knowledge',
+    'plans',
+    'scorecards',
   ],
   http: ['core', 'storage', 'engine', 'operations', 'codehost', 'mcp', 'github'],
   mcp: ['core', 'operations', 'http'],

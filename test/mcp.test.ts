@@ -88,7 +88,25 @@ describe('MCP over streamable HTTP', () => {
   it('lists one tool per operation', async () => {
     const { tools } = await client.listTools();
     const names = tools.map((tool) => tool.name);
-    for (const name of ['tasks_get', 'reviews_create', 'projects_create', 'swarms_list', 'skills_revision']) {
+    for (const name of [
+      'tasks_get',
+      'reviews_create',
+      'projects_create',
+      'swarms_list',
+      'skills_revision',
+      'scorecards_get',
+      'scorecards_list',
+      'scorecards_compute',
+      'scorecards_append_event',
+      'scorecards_events',
+      'checks_get',
+      'checks_list',
+      'scorecard_levels_get',
+      'scorecard_levels_list',
+      'quick_actions_get',
+      'quick_actions_list',
+      'quick_actions_run',
+    ]) {
       expect(names).toContain(name);
     }
     const reviewsCreate = tools.find((tool) => tool.name === 'reviews_create');
@@ -115,7 +133,7 @@ describe('MCP over streamable HTTP', () => {
     expect(missing.structuredContent).toMatchObject({ error: { code: 'not_found' } });
     expect(JSON.parse(textOf(missing)).error.code).toBe('not_found');
 
-    const pending = await call('checks_get', { project_id: projectId, id: 'chk_x' });
+    const pending = await call('swarms_get', { project_id: projectId, id: 'swm_x' });
     expect(pending.isError).toBe(true);
     expect(pending.structuredContent).toMatchObject({ error: { code: 'not_implemented' } });
 

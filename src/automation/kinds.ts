@@ -5,10 +5,13 @@
 import { and, eq, gt, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { RunFailure } from '../core/failures';
+import type { Engine } from '../engine/engine';
 import { projectAndHost } from '../engine/project-host';
 import type { TaskHandler } from '../engine/types';
+import { readFrontMatter } from '../plans/document';
+import { recordPlanReview } from '../plans/lifecycle';
 import { newId } from '../storage/ids';
-import { checkRuns, findings, learnings, plans, pullRequests } from '../storage/schema';
+import { checkRuns, findings, learnings, pullRequests } from '../storage/schema';
 import { checkStillReviewing } from './check';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -158,8 +161,11 @@ export const studyHandler: TaskHandler = async (ctx) => {
 
 const SECTION = (names: string) => new RegExp(`^#{1,6}\\s*(${names})\\b`, 'im');
 
-/** Reviews a plan document: is it a plan someone can act on? Records the score on the plan. */
-export function planReviewHandler(codeHosts: CodeHosts): TaskHandler {
+/**
+ * Reviews a plan document: is it a plan someone can act on? Records the score on the plan, moves
+ * it to `reviewed` (and on, when its front matter waives approval or supersedes older plans).
+ */
+export function planReviewHandler(codeHosts: CodeHosts, engine: Engine): TaskHandler {
   return async (ctx) => {
     const input = ctx.run.input as { plan_id: string; path: string; ref: string };
     const { project, host } = await projectAndHost(ctx, codeHosts);
@@ -199,10 +205,23 @@ export function planReviewHandler(codeHosts: CodeHosts): TaskHandler {
           message: `${input.path} has no ${part.replace('_', ' ')} section`,
         });
     }
-    await ctx.db.orm
-      .update(plans)
-      .set({ status: 'reviewed', score: { ...checks, score }, summary, targetOutcome, updatedAt: new Date() })
-      .where(eq(plans.id, input.plan_id));
-    return { plan_id: input.plan_id, score, checks };
+    const frontMatter = readFrontMatter(text);
+    for (const problem of frontMatter.problems)
+      ctx.gap({ code: 'plan_front_matter_invalid', message: `${input.path}: ${problem}` });
+    const plan = await recordPlanReview(
+      ctx.db,
+      engine,
+      { workspaceId: project.workspaceId, projectId: project.id },
+      input.plan_id,
+      { score: { ...checks, score }, summary, targetOutcome, frontMatter },
+    );
+    return {
+      plan_id: input.plan_id,
+      score,
+      checks,
+      status: plan.status,
+      approval_status: plan.approvalStatus,
+      supersedes: frontMatter.supersedes,
+    };
   };
 }

@@ -1,10 +1,11 @@
 /**
- * Plans from pushes: a markdown document under `docs/plans/`, `prds/` or `.svc/plans/` becomes a
- * plan with exactly one plan-review run; a document that already is a plan changes nothing.
+ * Pushes to the default branch. A markdown document under `docs/plans/`, `prds/` or
+ * `.svc/plans/` becomes a plan with exactly one plan-review run (a document that already is a
+ * plan changes nothing); a change to a file the repository knowledge is derived from starts a
+ * `knowledge_refresh` task, so reviews are told the repository as it now is.
  */
-import { eq } from 'drizzle-orm';
-import { newId } from '../storage/ids';
-import { plans } from '../storage/schema';
+import { knowledgeFilesWanted } from '../knowledge/derive';
+import { discoverPlan } from '../plans/lifecycle';
 import { type AutomationDeps, findProject } from './triggers';
 
 export const PLAN_PATH = /^(docs\/plans|prds|\.svc\/plans)\/.+\.(md|markdown)$/i;
@@ -23,38 +24,43 @@ export interface PushEvent {
 export async function onPush(deps: AutomationDeps, event: PushEvent) {
   const project = await findProject(deps.db, event.installationId, event.repo);
   if (!project)
-    return { outcome: 'ignored' as const, reason: `repository ${event.repo} is not a project`, plans: [] };
+    return {
+      outcome: 'ignored' as const,
+      reason: `repository ${event.repo} is not a project`,
+      plans: [],
+      knowledge_refresh_task_id: null,
+    };
   if (event.defaultBranch && event.ref !== `refs/heads/${event.defaultBranch}`) {
-    return { outcome: 'ignored' as const, reason: `push to ${event.ref}, not the default branch`, plans: [] };
+    return {
+      outcome: 'ignored' as const,
+      reason: `push to ${event.ref}, not the default branch`,
+      plans: [],
+      knowledge_refresh_task_id: null,
+    };
   }
   const started: { plan_id: string; path: string; task_id: string }[] = [];
   for (const path of [...new Set(event.paths)].filter((p) => PLAN_PATH.test(p))) {
-    const id = newId('plan');
-    const [created] = await deps.db.orm
-      .insert(plans)
-      .values({
-        id,
-        workspaceId: project.workspaceId,
-        projectId: project.id,
-        sourceKind: 'repo',
-        repoArtifactPath: path,
-      })
-      .onConflictDoNothing()
-      .returning();
-    if (!created) continue; // already a plan: nothing changes
-    const { task } = await deps.engine.createTask({
-      workspaceId: project.workspaceId,
-      projectId: project.id,
-      kind: 'plan_review',
-      title: `Review plan ${path}`,
-      input: { plan_id: id, path, ref: event.after },
-    });
-    await deps.db.orm.update(plans).set({ reviewTaskId: task.id }).where(eq(plans.id, id));
-    started.push({ plan_id: id, path, task_id: task.id });
+    const found = await discoverPlan(deps.db, deps.engine, project, { path, ref: event.after });
+    if (!found) continue; // already a plan: nothing changes
+    started.push({ plan_id: found.plan.id, path, task_id: found.taskId });
   }
+  const knowledgeInputs = knowledgeFilesWanted(event.paths);
+  const knowledgeTask =
+    knowledgeInputs.length === 0
+      ? null
+      : (
+          await deps.engine.createTask({
+            workspaceId: project.workspaceId,
+            projectId: project.id,
+            kind: 'knowledge_refresh',
+            title: `Refresh repository knowledge after ${knowledgeInputs.slice(0, 3).join(', ')} changed`,
+            input: { after: event.after, paths: knowledgeInputs },
+          })
+        ).task.id;
   return {
     outcome: started.length > 0 ? ('plans_found' as const) : ('ignored' as const),
-    reason: `${started.length} new plan document(s)`,
+    reason: `${started.length} new plan document(s)${knowledgeTask ? '; repository knowledge refreshing' : ''}`,
     plans: started,
+    knowledge_refresh_task_id: knowledgeTask,
   };
 }

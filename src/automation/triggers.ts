@@ -9,7 +9,9 @@ import type { CodeHost } from '../codehost/types';
 import { reviewDeadlineMs, SKIPPED_FILTERED_TITLE, sizeBucket } from '../core/checks';
 import { resolveProjectSettings } from '../core/settings';
 import type { Engine } from '../engine/engine';
+import { completePlansOfPullRequest } from '../plans/lifecycle';
 import type { ReviewConfig } from '../review/config';
+import type { AnnouncedReview } from '../review/run-review';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { projects, pullRequests, reviewResults, runs } from '../storage/schema';
@@ -102,9 +104,13 @@ async function upsertPullRequest(
   return row;
 }
 
-/** p75 of past review durations for pull requests of this size, capped at ten minutes. */
-export async function deadlineFor(db: Database, projectId: string, changedLines: number): Promise<number> {
-  const bucket = sizeBucket(changedLines);
+/** p75 of past review durations for pull requests of this size (null: any size), capped at ten minutes. */
+export async function deadlineFor(
+  db: Database,
+  projectId: string,
+  changedLines: number | null,
+): Promise<number> {
+  const bucket = changedLines === null ? null : sizeBucket(changedLines);
   const past = await db.orm
     .select({ counts: reviewResults.counts, queuedAt: runs.queuedAt, finishedAt: runs.finishedAt })
     .from(reviewResults)
@@ -113,9 +119,72 @@ export async function deadlineFor(db: Database, projectId: string, changedLines:
     .orderBy(desc(reviewResults.createdAt))
     .limit(200);
   const durations = past
-    .filter((r) => r.finishedAt && sizeBucket(r.counts.changed_lines ?? 0) === bucket)
+    .filter((r) => r.finishedAt && (bucket === null || sizeBucket(r.counts.changed_lines ?? 0) === bucket))
     .map((r) => (r.finishedAt as Date).getTime() - r.queuedAt.getTime());
   return reviewDeadlineMs(durations);
+}
+
+/**
+ * Puts a review task on its pull request head's check: `queued`, the pull request `planning`,
+ * and the deadline as a run of its own, claimable when it falls due (durable, nothing held in
+ * memory): when the review outlives it, the check completes "still reviewing".
+ */
+async function queueReviewCheck(
+  deps: AutomationDeps,
+  review: {
+    project: typeof projects.$inferSelect;
+    host: CodeHost;
+    pr: typeof pullRequests.$inferSelect;
+    headSha: string;
+    taskId: string;
+    deadlineMs: number;
+  },
+) {
+  const { project, pr, headSha } = review;
+  const target: CheckTarget = {
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    pullRequestId: pr.id,
+    headSha,
+    repo: project.repoFullName,
+  };
+  const deadlineAt = new Date(Date.now() + review.deadlineMs);
+  await checkQueued(deps.db, review.host, target, deadlineAt, review.taskId);
+  await deps.db.orm
+    .update(pullRequests)
+    .set({ reviewStatus: 'planning', updatedAt: new Date() })
+    .where(eq(pullRequests.id, pr.id));
+  await deps.engine.createTask({
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    kind: 'check_deadline',
+    title: `Deadline of the review of #${pr.number} at ${headSha.slice(0, 12)}`,
+    input: { pull_request_id: pr.id, head_sha: headSha, review_task_id: review.taskId },
+    availableAt: deadlineAt,
+  });
+}
+
+/**
+ * An API-created review delivered to the code host gets what an automatic one gets: its check
+ * `queued` and the same deadline fallback, as the first step of its run (the acknowledgement asks
+ * the code host nothing). The run has just written the pull request row; the deadline is the
+ * project's p75 for reviews of any size, since no diff has been read yet.
+ */
+export async function announceApiReview(deps: AutomationDeps, review: AnnouncedReview): Promise<void> {
+  const [project] = await deps.db.orm
+    .select()
+    .from(projects)
+    .where(eq(projects.id, review.projectId))
+    .limit(1);
+  const host = project ? deps.codeHosts.forInstallation(project.installationId) : null;
+  const [pr] = await deps.db.orm
+    .select()
+    .from(pullRequests)
+    .where(and(eq(pullRequests.projectId, review.projectId), eq(pullRequests.number, review.pullRequest)))
+    .limit(1);
+  if (!project || !host || !pr?.headSha) return;
+  const deadlineMs = await deadlineFor(deps.db, project.id, null);
+  await queueReviewCheck(deps, { project, host, pr, headSha: pr.headSha, taskId: review.taskId, deadlineMs });
 }
 
 /** Starts an automatic review of a pull request head (delivered to the code host), with its check. */
@@ -182,21 +251,7 @@ export async function startAutomaticReview(
     title: `Review of pull request #${pr.number} at ${headSha.slice(0, 12)} (${options.reason})`,
     input: { ...config, automatic: true } as unknown as Record<string, unknown>,
   });
-  const deadlineAt = new Date(Date.now() + deadlineMs);
-  await checkQueued(deps.db, host, target, deadlineAt, task.id);
-  await deps.db.orm
-    .update(pullRequests)
-    .set({ reviewStatus: 'planning', updatedAt: new Date() })
-    .where(eq(pullRequests.id, pr.id));
-  // The deadline is a run of its own, claimable when it falls due: durable, nothing held in memory.
-  await deps.engine.createTask({
-    workspaceId: project.workspaceId,
-    projectId: project.id,
-    kind: 'check_deadline',
-    title: `Deadline of the review of #${pr.number} at ${headSha.slice(0, 12)}`,
-    input: { pull_request_id: pr.id, head_sha: headSha, review_task_id: task.id },
-    availableAt: deadlineAt,
-  });
+  await queueReviewCheck(deps, { project, host, pr, headSha, taskId: task.id, deadlineMs });
   return {
     outcome: 'review_started',
     reason: `reviewing ${headSha.slice(0, 12)}`,
@@ -216,6 +271,8 @@ export async function onPullRequestEvent(
 
   if (event.action === 'closed') {
     if (!event.merged) return { outcome: 'ignored', reason: 'closed without merging' };
+    // A plan's draft pull request merging completes the plan.
+    await completePlansOfPullRequest(deps.db, project.id, pr.number);
     return countMerge(deps, project, pr);
   }
   if (!REVIEW_ACTIONS.has(event.action))

@@ -24,6 +24,8 @@ export const API_ERROR_STATUS = {
   not_implemented: 501,
   /** GITHUB_WEBHOOK_SECRET is unset: the receiver cannot verify deliveries, so it takes none. */
   webhooks_not_configured: 503,
+  /** The webhook route's in-flight body budget (SVC_WEBHOOK_INFLIGHT_BYTES) is spent: retry later. */
+  webhooks_busy: 503,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

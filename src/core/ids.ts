@@ -11,7 +11,8 @@ export const ID_PREFIX = {
   reviewResult: 'rvr',
   skillRevision: 'skr',
   learning: 'lrn',
-  checkRun: 'chk',
+  /** `Service / Review` check runs (internal rows); `chk` names a scorecard's checks. */
+  checkRun: 'ckr',
   comment: 'cmt',
   delivery: 'dlv',
   plan: 'pln',
@@ -19,6 +20,9 @@ export const ID_PREFIX = {
   worker: 'wrk',
   installation: 'ins',
   repoKnowledge: 'rkn',
+  scorecard: 'scd',
+  scorecardCheck: 'chk',
+  quickAction: 'qac',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

@@ -26,10 +26,14 @@ export const TASK_KINDS = [
   'setup',
   'study',
   'plan_review',
+  'plan_activate',
+  'knowledge_refresh',
   'fix',
   'diagnostic',
   'webhook',
   'check_deadline',
+  'scorecard',
+  'quick_action',
 ] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 

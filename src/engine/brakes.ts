@@ -5,7 +5,7 @@
 import { and, eq, gt, isNotNull, ne, sql } from 'drizzle-orm';
 import { RunFailure } from '../core/failures';
 import { PROJECT_SETTINGS } from '../core/settings';
-import type { Database } from '../storage/database';
+import { type Database, isConnectionLost } from '../storage/database';
 import { projects, runs } from '../storage/schema';
 import type { RunRow } from './types';
 
@@ -73,6 +73,8 @@ export async function checkBrakes(db: Database, run: RunRow, now = new Date()): 
     if (!project) throw new Error(`project ${run.projectId} does not exist`);
     stored = project.settings;
   } catch (error) {
+    // The database going away is not an unreadable setting: the worker replaces the run.
+    if (isConnectionLost(error)) throw error;
     throw new RunFailure(
       'project_run_mode_unreadable',
       `project settings could not be read: ${(error as Error).message}`,

@@ -4,7 +4,7 @@
  * sweeper (sweeper.ts). Everything goes through the `runs` table, so any process with the
  * database can call these methods.
  */
-import { and, asc, desc, eq, gt, inArray, isNull, lt, or, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, gt, inArray, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { notFound } from '../core/errors';
 import type { TaskKind } from '../core/runs';
@@ -14,6 +14,7 @@ import { runMessages, runs, tasks } from '../storage/schema';
 import { diagnosticHandler } from './diagnostic';
 import { commitTerminal, insertPausedRun, RUNS_CHANNEL, type Tx } from './frames';
 import { runReceipt, statusBlock, taskRecord } from './projection';
+import { settlementContext } from './settle-context';
 import type { CreateTaskInput, EngineLimits, RunRow, TaskHandler, TaskHandlers, TaskRow } from './types';
 
 export type MessageRow = typeof runMessages.$inferSelect;
@@ -28,6 +29,13 @@ export interface StartRunOptions {
 export interface PagePosition {
   createdAt: Date;
   id: string;
+}
+
+/** A task and its first run, their ids chosen before anything is written (an answer can name them). */
+export interface PlannedTask {
+  taskId: string;
+  runId: string;
+  input: CreateTaskInput;
 }
 
 export class Engine {
@@ -53,6 +61,21 @@ export class Engine {
     return this.handlers.get(kind);
   }
 
+  /**
+   * Lets the kind of a run nobody will finish settle what it promised outside (its `abandoned`
+   * hook), e.g. a review's code-host check. Never throws: a failure to settle is logged.
+   */
+  async settleAbandoned(run: RunRow, error: unknown): Promise<void> {
+    const hook = this.handlers.get(run.kind)?.abandoned;
+    if (!hook) return;
+    try {
+      const [task] = await this.db.orm.select().from(tasks).where(eq(tasks.id, run.taskId)).limit(1);
+      if (task) await hook(settlementContext(this.db, run, task, this.logger), error);
+    } catch (e) {
+      this.logger.warn({ err: e, run: run.id }, 'could not settle what the abandoned run promised');
+    }
+  }
+
   kinds(): string[] {
     return [...this.handlers.keys()];
   }
@@ -64,6 +87,78 @@ export class Engine {
     } catch (error) {
       this.logger.warn({ err: error }, 'NOTIFY failed; workers will find the run by polling');
     }
+  }
+
+  private waking: Promise<void> | null = null;
+  private wakeAgain = false;
+
+  /**
+   * Wakes the listening workers after runs were committed without a NOTIFY of their own
+   * (`enqueue`). Coalesced: one NOTIFY in flight per process, and one more after it when runs
+   * were committed meanwhile, so every call is followed by a NOTIFY sent after it. A NOTIFY in
+   * each acknowledgement's own transaction would serialize those commits on PostgreSQL's
+   * notification lock, one WAL flush after another (no group commit). Never throws; a lost
+   * NOTIFY costs one poll interval.
+   */
+  wakeWorkers(): void {
+    if (this.waking) {
+      this.wakeAgain = true;
+      return;
+    }
+    this.waking = (async () => {
+      try {
+        do {
+          this.wakeAgain = false;
+          await this.notifyRuns();
+        } while (this.wakeAgain);
+      } finally {
+        // In the same turn as the last check of wakeAgain: no call can fall in between.
+        this.waking = null;
+      }
+    })();
+  }
+
+  /** Ids for a task and its first run, for `enqueue`. */
+  planTask(input: CreateTaskInput): PlannedTask {
+    return { taskId: newId('task'), runId: newId('run'), input };
+  }
+
+  /**
+   * Writes a planned task and its first pending run in one statement (one implicit transaction)
+   * and wakes the workers: the cheapest way to enqueue, for acknowledgements. With `guard`, a
+   * data-modifying statement returning at most one row (`INSERT … ON CONFLICT DO NOTHING
+   * RETURNING …`, e.g. the request's Idempotency-Key record), the task and run are written only
+   * when the guard wrote its row, in the same transaction. Returns whether they were written.
+   *
+   * The wake-up: on PostgreSQL a coalesced NOTIFY after the commit (`wakeWorkers`); with the
+   * embedded database (one connection, no commit to serialize) the NOTIFY in the statement
+   * itself, delivered at its commit, is cheaper than a statement of its own.
+   */
+  async enqueue(planned: PlannedTask, guard?: SQL): Promise<boolean> {
+    const { taskId, runId, input } = planned;
+    const notifyInStatement = this.db.kind === 'pglite';
+    const at = input.availableAt?.toISOString();
+    // Column lists as in insertTaskAndRun below; every other column takes its default. The run
+    // copies what it shares with the task from the inserted row (fewer parameters to send).
+    const rows = await this.db.rows<{ run_id: string }>(sql`
+      WITH guard AS (${guard ?? sql`SELECT 1`}),
+      task AS (
+        INSERT INTO tasks (id, workspace_id, project_id, kind, title, input)
+        SELECT ${taskId}, ${input.workspaceId}, ${input.projectId}, ${input.kind}, ${input.title},
+          ${JSON.stringify(input.input)}::jsonb
+        FROM guard
+        RETURNING id, workspace_id, project_id, kind, revision, input
+      ),
+      run AS (
+        INSERT INTO runs (id, task_id, workspace_id, project_id, kind, status, task_revision, input${at ? sql`, available_at, queued_at` : sql``})
+        SELECT ${runId}, id, workspace_id, project_id, kind, 'pending', revision, input${at ? sql`, ${at}::timestamptz, ${at}::timestamptz` : sql``}
+        FROM task
+        RETURNING id
+      )
+      SELECT id AS run_id${notifyInStatement ? sql`, pg_notify(${RUNS_CHANNEL}, 'run') AS woke` : sql``} FROM run`);
+    if (rows.length === 0) return false;
+    if (!notifyInStatement) this.wakeWorkers();
+    return true;
   }
 
   /** A task and its first pending run, in one transaction that also wakes the workers. */

@@ -7,10 +7,11 @@
  */
 import { and, asc, eq, lt, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { RunFailure } from '../core/failures';
 import type { Database } from '../storage/database';
 import { runs, workers } from '../storage/schema';
 import { commitTerminal, millis, RUNS_CHANNEL, replaceOrPause } from './frames';
-import type { EngineLimits } from './types';
+import type { EngineLimits, RunRow } from './types';
 
 export interface SweepResult {
   died: number;
@@ -33,10 +34,15 @@ export class Sweeper {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
 
+  /**
+   * `onAbandoned` hears of each run the sweeper ended for good (no replacement follows), after
+   * its transaction committed, so the run's kind can settle what it promised (a check).
+   */
   constructor(
     private readonly db: Database,
     private readonly limits: EngineLimits,
     private readonly logger: Logger,
+    private readonly onAbandoned: (run: RunRow, error: RunFailure) => Promise<void> = async () => {},
   ) {}
 
   /** How often to sweep: often enough that a dead lease is noticed within about half a lease. */
@@ -72,12 +78,17 @@ export class Sweeper {
       const handled = await this.sweepExpiredLease();
       if (!handled) break;
       result.died++;
-      if (handled === 'replaced') result.replaced++;
-      else result.paused++;
+      if (handled.replaced) result.replaced++;
+      else {
+        result.paused++;
+        await this.onAbandoned(handled.run, handled.error);
+      }
     }
     for (let i = 0; i < BATCH; i++) {
-      if (!(await this.sweepPickupTimeout())) break;
+      const timedOut = await this.sweepPickupTimeout();
+      if (!timedOut) break;
       result.pickupTimeouts++;
+      await this.onAbandoned(timedOut.run, timedOut.error);
     }
     if (result.replaced > 0) await this.db.notify(RUNS_CHANNEL, 'run');
     result.workersForgotten = await this.forgetSilentWorkers();
@@ -86,7 +97,7 @@ export class Sweeper {
   }
 
   /** One running run whose lease expired: failed `run_invocation_died`, then replaced or paused. */
-  private async sweepExpiredLease(): Promise<'replaced' | 'paused' | null> {
+  private async sweepExpiredLease(): Promise<{ run: RunRow; error: RunFailure; replaced: boolean } | null> {
     return this.db.orm.transaction(async (tx) => {
       const [dead] = await tx
         .select()
@@ -96,27 +107,31 @@ export class Sweeper {
         .limit(1)
         .for('update', { skipLocked: true });
       if (!dead) return null;
+      const error = new RunFailure(
+        'run_invocation_died',
+        `worker ${dead.leaseOwner ?? '(unknown)'} stopped renewing its lease (last heartbeat ${dead.heartbeatAt?.toISOString() ?? 'never'}); a replacement run was started`,
+        { worker_id: dead.leaseOwner },
+      );
       const ended = await commitTerminal(
         tx,
         dead.id,
-        {
-          status: 'failed',
-          error: {
-            code: 'run_invocation_died',
-            message: `worker ${dead.leaseOwner ?? '(unknown)'} stopped renewing its lease (last heartbeat ${dead.heartbeatAt?.toISOString() ?? 'never'}); a replacement run was started`,
-            details: { worker_id: dead.leaseOwner },
-          },
-        },
+        { status: 'failed', error: { code: error.code, message: error.message, details: error.details } },
         { from: ['running'] },
       );
       if (!ended) return null;
       const { replacement } = await replaceOrPause(tx, ended, this.limits, true);
-      return replacement ? 'replaced' : 'paused';
+      if (replacement) return { run: ended, error, replaced: true };
+      const paused = new RunFailure(
+        'run_invocation_died',
+        `worker ${dead.leaseOwner ?? '(unknown)'} stopped renewing its lease and the task was paused after repeated failures`,
+        error.details,
+      );
+      return { run: ended, error: paused, replaced: false };
     });
   }
 
   /** One pending run older than the pickup timeout: failed `queue_pickup_timeout`. */
-  private async sweepPickupTimeout(): Promise<boolean> {
+  private async sweepPickupTimeout(): Promise<{ run: RunRow; error: RunFailure } | null> {
     return this.db.orm.transaction(async (tx) => {
       const [stale] = await tx
         .select({ id: runs.id, queuedAt: runs.queuedAt })
@@ -130,21 +145,19 @@ export class Sweeper {
         .orderBy(asc(runs.queuedAt))
         .limit(1)
         .for('update', { skipLocked: true });
-      if (!stale) return false;
+      if (!stale) return null;
+      const error = new RunFailure(
+        'queue_pickup_timeout',
+        `no worker picked the run up within ${this.limits.pickupTimeoutMs} ms of being queued`,
+        { pickup_timeout_ms: this.limits.pickupTimeoutMs },
+      );
       const ended = await commitTerminal(
         tx,
         stale.id,
-        {
-          status: 'failed',
-          error: {
-            code: 'queue_pickup_timeout',
-            message: `no worker picked the run up within ${this.limits.pickupTimeoutMs} ms of being queued`,
-            details: { pickup_timeout_ms: this.limits.pickupTimeoutMs },
-          },
-        },
+        { status: 'failed', error: { code: error.code, message: error.message, details: error.details } },
         { from: ['pending'] },
       );
-      return ended !== null;
+      return ended ? { run: ended, error } : null;
     });
   }
 

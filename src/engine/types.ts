@@ -73,10 +73,12 @@ export interface RunContext {
 /** A task kind's executor. Returns the run's `result`; throws RunFailure to fail by name. */
 export type TaskHandler = ((ctx: RunContext) => Promise<Record<string, unknown>>) & {
   /**
-   * Called when a run of the kind ends before its handler could start (a brake refused it), with
-   * the refusal: what the kind promised to the outside (a code-host check) is settled here.
+   * Called when a run of the kind ends without its handler finishing it and no replacement will
+   * (a brake refused it; the sweeper gave up on it: no worker picked it up, or its worker died
+   * and the task was paused), with the reason: what the kind promised to the outside (a
+   * code-host check) is settled here, so nothing waits on a run that will never report.
    */
-  notStarted?: (ctx: RunContext, error: unknown) => Promise<void>;
+  abandoned?: (ctx: RunContext, error: unknown) => Promise<void>;
 };
 
 export type TaskHandlers = Partial<Record<TaskKind, TaskHandler>>;

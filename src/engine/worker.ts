@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { RunFailure } from '../core/failures';
+import { isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
 import { runs, tasks, workers } from '../storage/schema';
 import { checkBrakes } from './brakes';
@@ -54,7 +55,12 @@ export class Worker {
     this.id = options.id ?? newId('worker');
     this.concurrency = Math.max(1, options.concurrency ?? 4);
     this.logger = engine.logger.child({ worker: this.id });
-    this.sweeper = options.sweeper === false ? null : new Sweeper(engine.db, engine.limits, this.logger);
+    this.sweeper =
+      options.sweeper === false
+        ? null
+        : new Sweeper(engine.db, engine.limits, this.logger, (run, error) =>
+            engine.settleAbandoned(run, error),
+          );
   }
 
   private get db() {
@@ -74,8 +80,16 @@ export class Worker {
     if (this.started) return;
     this.started = true;
     await this.db.orm.insert(workers).values({ id: this.id, hostname: hostname(), pid: process.pid });
-    this.unlisten = await this.db.listen(RUNS_CHANNEL, (payload) => this.onNotify(payload));
-    // NOTIFY can be lost (dropped listener connection); the poll makes sure nothing waits forever.
+    this.unlisten = await this.db.listen(RUNS_CHANNEL, (payload) => this.onNotify(payload), {
+      onLost: (error) => this.logger.warn({ err: error }, 'LISTEN connection lost; reconnecting'),
+      // Notifications sent while it was away are gone: look for runs (and cancels) once now.
+      onReconnect: () => {
+        this.logger.info('LISTEN connection back; catching up');
+        void this.fill();
+        void this.heartbeat();
+      },
+    });
+    // NOTIFY can be lost (while the listener reconnects); the poll makes sure nothing waits forever.
     this.pollTimer = setInterval(() => void this.fill(), this.limits.pollMs);
     this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.limits.heartbeatMs);
     this.sweeper?.start();
@@ -172,7 +186,8 @@ export class Worker {
         // A fault before or around the handler (say the database blinked) must still end the run
         // by name now, not leave it `running` until its lease expires. The terminal write is
         // guarded by status and lease, so a run that already ended is left alone.
-        this.logger.error({ err: error, run: run.id }, 'run execution crashed');
+        if (isConnectionLost(error)) this.logger.warn({ err: error, run: run.id }, 'run lost the database');
+        else this.logger.error({ err: error, run: run.id }, 'run execution crashed');
         await this.finish(exec, { error }, this.logger.child({ run: run.id })).catch((e) =>
           this.logger.error({ err: e, run: run.id }, 'could not end the crashed run; the sweeper will'),
         );
@@ -200,8 +215,13 @@ export class Worker {
     try {
       await checkBrakes(this.db, run);
     } catch (error) {
+      // The database went away while checking: the run is replaced, nothing was refused.
+      if (isConnectionLost(error)) {
+        await this.finish(exec, { error }, log);
+        return;
+      }
       await handler
-        ?.notStarted?.(exec.context(task), error)
+        ?.abandoned?.(exec.context(task), error)
         .catch((e: unknown) => log.warn({ err: e }, 'could not settle what the refused run promised'));
       await this.finish(exec, { error }, log);
       return;
@@ -244,8 +264,15 @@ export class Worker {
     return Promise.race([handled, aborted]);
   }
 
-  private frameFor(outcome: Outcome): { frame: TerminalFrame; evicted: boolean } | null {
-    if ('ok' in outcome) return { frame: { status: 'completed', result: outcome.ok }, evicted: false };
+  /**
+   * The terminal frame for an outcome, and whether a replacement run follows: after a deploy
+   * eviction (not counted toward the task's pause) and after the worker lost the database
+   * mid-run (`backend_unavailable`, counted, so a run that keeps taking the database down stops).
+   */
+  private frameFor(
+    outcome: Outcome,
+  ): { frame: TerminalFrame; replace: 'evicted' | 'platform' | null } | null {
+    if ('ok' in outcome) return { frame: { status: 'completed', result: outcome.ok }, replace: null };
     if ('aborted' in outcome) {
       const cause = outcome.aborted;
       if (cause.kind === 'lost') return null;
@@ -258,15 +285,33 @@ export class Worker {
               message: `worker ${this.id} shut down before the run finished; a replacement run was started`,
             },
           },
-          evicted: true,
+          replace: 'evicted',
         };
       }
-      return { frame: failedFrame(cause.failure), evicted: false };
+      return { frame: failedFrame(cause.failure), replace: null };
     }
-    return { frame: failedFrame(outcome.error), evicted: false };
+    if (!(outcome.error instanceof RunFailure) && isConnectionLost(outcome.error)) {
+      const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
+      return {
+        frame: {
+          status: 'failed',
+          error: {
+            code: 'backend_unavailable',
+            message: `worker ${this.id} lost its database connection during the run (${reason}); a replacement run was started`,
+            details: { worker_id: this.id },
+          },
+        },
+        replace: 'platform',
+      };
+    }
+    return { frame: failedFrame(outcome.error), replace: null };
   }
 
-  /** Commits the terminal frame (and, for an eviction, the replacement) in one transaction. */
+  /**
+   * Commits the terminal frame (and, when it is replaced, the replacement) in one transaction.
+   * While the database is away it keeps trying for about a lease; past that the sweeper may
+   * already have ended the run `run_invocation_died`, and the guarded write then does nothing.
+   */
   private async finish(exec: RunExecution, outcome: Outcome, log: Logger): Promise<void> {
     const decided = this.frameFor(outcome);
     exec.done = true;
@@ -279,27 +324,34 @@ export class Worker {
       return;
     }
     const frame: TerminalFrame = { ...exec.accumulated(), ...decided.frame };
+    const deadline = Date.now() + Math.max(this.limits.leaseMs, 1_000);
     for (let attempt = 1; ; attempt++) {
       try {
-        const replacement = await this.db.orm.transaction(async (tx) => {
+        const after = await this.db.orm.transaction(async (tx) => {
           const ended = await commitTerminal(tx, exec.run.id, frame, {
             from: ['running'],
             leaseOwner: this.id,
           });
-          if (!ended || !decided.evicted) return null;
-          return (await replaceOrPause(tx, ended, this.limits, false)).replacement;
+          if (!ended || !decided.replace) return null;
+          return { ended, ...(await replaceOrPause(tx, ended, this.limits, decided.replace === 'platform')) };
         });
-        if (replacement) await this.engine.notifyRuns();
+        if (after?.replacement) await this.engine.notifyRuns().catch(() => {});
+        else if (after?.paused) {
+          await this.engine.settleAbandoned(
+            after.ended,
+            new RunFailure('backend_unavailable', `${frame.error?.message ?? ''} The task was paused.`),
+          );
+        }
         log.info({ status: frame.status, code: frame.error?.code }, 'run finished');
         return;
       } catch (error) {
-        // The database is away: keep trying briefly; if it stays away the lease expires and the
-        // sweeper ends the run `run_invocation_died`, which is still a named end.
-        if (attempt >= 3) {
+        // The database is away: keep trying; if it stays away past the lease, the sweeper ends
+        // the run `run_invocation_died`, which is still a named end.
+        if (Date.now() >= deadline && attempt >= 3) {
           log.error({ err: error }, 'could not commit the terminal frame; the sweeper will end the run');
           return;
         }
-        await new Promise((r) => setTimeout(r, 200 * attempt));
+        await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** (attempt - 1), 2_000)));
       }
     }
   }

@@ -14,8 +14,9 @@ import { authenticate, resolveProject } from './auth';
 import { mountDiscovery } from './discovery';
 import { answerClientError, newRequestId, sendError } from './errors';
 import { withIdempotency } from './idempotency';
+import { type KeyGuard, KeyTaken, withIdempotentAcknowledgement } from './idempotent-ack';
 import { mountOps } from './ops-routes';
-import { findUnsafeString } from './unsafe-strings';
+import { describeBadQueryEncoding, describeUnsafeInput } from './unsafe-strings';
 import { mountWebhooks } from './webhooks';
 
 export interface AppOptions {
@@ -49,17 +50,16 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     reply.header('x-request-id', request.id);
   });
   app.addHook('preValidation', async (request) => {
-    const where =
-      findUnsafeString(request.params, 'path') ??
-      findUnsafeString(request.query, 'query') ??
-      findUnsafeString(request.headers, 'header') ??
-      findUnsafeString(request.body, 'body');
-    if (where) {
-      throw new ApiError(
-        'validation_failed',
-        `${where} holds a NUL character or a lone UTF-16 surrogate; send valid Unicode text without U+0000`,
-      );
-    }
+    const problem =
+      describeBadQueryEncoding(request.url) ??
+      describeUnsafeInput(request.params, 'path') ??
+      describeUnsafeInput(request.query, 'query') ??
+      describeUnsafeInput(request.headers, 'header') ??
+      // A route that checks its body itself (MCP: per tool call, so the caller gets a tool error).
+      ((request.routeOptions.config as { checksOwnBody?: boolean }).checksOwnBody
+        ? null
+        : describeUnsafeInput(request.body, 'body'));
+    if (problem) throw new ApiError('validation_failed', problem);
   });
   app.setErrorHandler((error, request, reply) => sendError(reply, request, error));
   app.setNotFoundHandler((request, reply) =>
@@ -101,7 +101,13 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
       const principal =
         op.scope === 'public'
           ? { keyId: 'public', kind: 'workspace' as const, workspaceId: '', pinnedProjectId: null }
-          : await authenticate(services.db, request.headers.authorization);
+          : await authenticate(services.db, request.headers.authorization, services.config.keyCacheMs);
+      if (op.workspaceWrite && principal.pinnedProjectId) {
+        throw new ApiError(
+          'forbidden',
+          `${op.tool} changes what every project of the workspace sees; a project-pinned key cannot do that, use a workspace key`,
+        );
+      }
       const params = (request.params ?? {}) as Record<string, string>;
       const projectId =
         op.scope === 'project'
@@ -113,6 +119,8 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
           : null;
       let responseStatus: number = status;
       const extraHeaders: Record<string, string> = {};
+      // Set for an `acknowledgement` operation sent with an Idempotency-Key (idempotent-ack.ts).
+      let keyGuard: KeyGuard | null = null;
       const ctx: OperationContext = {
         services,
         principal,
@@ -126,27 +134,32 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
         setStatus: (s) => {
           responseStatus = s;
         },
+        acknowledge: async (answer, write) => {
+          if (!(await write(keyGuard?.({ status: responseStatus, body: answer }) ?? null)))
+            throw new KeyTaken();
+        },
       };
       const execute = async () => {
         const body = await op.handler({ params, query: request.query ?? {}, body: request.body }, ctx);
         return { status: responseStatus, body };
       };
       const idempotencyKey = header(request.headers['idempotency-key']);
+      const idempotent = isWrite(op) && idempotencyKey !== undefined && op.scope !== 'public';
+      const identity = {
+        method: op.method,
+        path: request.url.split('?')[0] ?? op.path,
+        body: request.body,
+        projectId,
+      };
       const result =
-        isWrite(op) && idempotencyKey !== undefined && op.scope !== 'public'
-          ? await withIdempotency(
-              services.db,
-              principal,
-              idempotencyKey,
-              {
-                method: op.method,
-                path: request.url.split('?')[0] ?? op.path,
-                body: request.body,
-                projectId,
-              },
-              execute,
-            )
-          : { ...(await execute()), replayed: false };
+        idempotent && op.acknowledgement
+          ? await withIdempotentAcknowledgement(services.db, principal, idempotencyKey, identity, (guard) => {
+              keyGuard = guard;
+              return execute();
+            })
+          : idempotent
+            ? await withIdempotency(services.db, principal, idempotencyKey, identity, execute)
+            : { ...(await execute()), replayed: false };
       if (result.replayed) reply.header('idempotent-replayed', 'true');
       for (const [name, value] of Object.entries(extraHeaders)) reply.header(name, value);
       // Replays were validated when first sent; send them byte-for-byte as recorded.

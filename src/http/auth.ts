@@ -7,7 +7,15 @@ import { keyDigest, keyKindOf, type Principal } from '../core/keys';
 import type { Database } from '../storage/database';
 import { findActiveKey, projectInWorkspace } from '../storage/lookups';
 
-export async function authenticate(db: Database, authorization: string | undefined): Promise<Principal> {
+/**
+ * The principal of a bearer key. `keyCacheMs` is SVC_KEY_CACHE_MS: how long a key read from the
+ * database may be reused by this process (undefined: the default for the database's kind).
+ */
+export async function authenticate(
+  db: Database,
+  authorization: string | undefined,
+  keyCacheMs?: number,
+): Promise<Principal> {
   if (!authorization) {
     throw new ApiError('unauthenticated', 'missing Authorization header; send "Authorization: Bearer <key>"');
   }
@@ -17,7 +25,7 @@ export async function authenticate(db: Database, authorization: string | undefin
   }
   const secret = match[1];
   if (!keyKindOf(secret)) throw new ApiError('unauthenticated', 'invalid API key');
-  const key = await findActiveKey(db, keyDigest(secret));
+  const key = await findActiveKey(db, keyDigest(secret), keyCacheMs);
   if (!key) throw new ApiError('unauthenticated', 'invalid or revoked API key');
   return { keyId: key.id, kind: key.kind, workspaceId: key.workspaceId, pinnedProjectId: key.projectId };
 }

@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
 import type { RejectionTally } from '../github/webhooks';
 import type { Services } from '../operations/services';
-import { registerWebhookMetrics } from './webhooks';
+import { registerWebhookMetrics, webhookBudget } from './webhooks';
 
 export async function mountOps(app: FastifyInstance, services: Services, rejections: RejectionTally) {
   const registry = new client.Registry();
@@ -31,7 +31,7 @@ export async function mountOps(app: FastifyInstance, services: Services, rejecti
   });
   void runsGauge;
 
-  registerWebhookMetrics(registry, rejections);
+  registerWebhookMetrics(registry, rejections, webhookBudget(app));
 
   app.addHook('onResponse', async (request, reply) => {
     requests.inc({

@@ -14,8 +14,14 @@
  * Nobody is authenticated before the body is read, so reading is bounded: a request without a
  * signature header (or with no secret configured) is refused from its headers alone, before a
  * byte of its body is read, and a body is read up to `SVC_WEBHOOK_BODY_LIMIT` (default 5 MiB,
- * under GitHub's 25 MB cap), a declared larger one refused from its Content-Length.
+ * under GitHub's 25 MB cap), a declared larger one refused from its Content-Length. All bodies
+ * in flight together stay within `SVC_WEBHOOK_INFLIGHT_BYTES` (default 32 MiB): a request takes
+ * its declared length (a chunked one, whose length is unknown: the body limit) from that budget
+ * before its body is read and gives it back when answered; one that does not fit is 503
+ * `webhooks_busy` with Retry-After, from its headers. Any answer sent before the body arrived
+ * closes the connection, so the rest of that body is not kept reading.
  */
+import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import client from 'prom-client';
 import { ApiError } from '../core/errors';
@@ -28,8 +34,19 @@ import {
 } from '../github/webhooks';
 import type { Services } from '../operations/services';
 import { ensureWorkspace } from '../storage/keys';
+import { InFlightBudget } from './inflight-budget';
 
 export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
+
+/** Seconds a refused sender is told to wait: in-flight bodies are answered within the request timeout. */
+const BUSY_RETRY_AFTER_S = 5;
+
+const budgets = new WeakMap<FastifyInstance, InFlightBudget>();
+
+/** The in-flight body budget of the webhook route mounted on `app` (metrics, tests). */
+export function webhookBudget(app: FastifyInstance): InFlightBudget | undefined {
+  return budgets.get(app);
+}
 
 export async function mountWebhooks(
   app: FastifyInstance,
@@ -61,6 +78,42 @@ export async function mountWebhooks(
     };
     // Read per request: the environment is the process's configuration, not a snapshot.
     const secret = () => services.config.env.GITHUB_WEBHOOK_SECRET;
+
+    const budget = new InFlightBudget(services.config.webhookInflightBytes);
+    budgets.set(app, budget);
+
+    // An answer sent before the whole body arrived closes the connection (after a short linger):
+    // otherwise Node would read and discard the rest of that body for as long as it takes.
+    scope.addHook('onSend', async (request, reply) => {
+      if (request.raw.complete) return;
+      reply.header('connection', 'close');
+      closeAfterLinger(request.raw);
+    });
+
+    // Runs after the header checks and before a byte of the body is read. A chunked body
+    // declares no length: it may be as long as the limit, so that is what it takes.
+    scope.addHook('preParsing', async (request, reply, payload) => {
+      const declared = request.headers['content-length'];
+      const bytes = declared === undefined ? bodyLimit : Number(declared);
+      // Over the body limit: Fastify's reader answers 413 from the header without reading.
+      if (!(bytes <= bodyLimit)) return payload;
+      if (!budget.take(bytes)) {
+        budget.refused += 1;
+        reply.header('retry-after', String(BUSY_RETRY_AFTER_S));
+        reject(
+          request,
+          'over_budget',
+          new ApiError(
+            'webhooks_busy',
+            `webhook bodies in flight already take the budget (SVC_WEBHOOK_INFLIGHT_BYTES=${budget.limit}); retry after ${BUSY_RETRY_AFTER_S} s`,
+          ),
+        );
+      }
+      budget.admitted += 1;
+      // Given back when the answer is done (or the connection dropped): the body is garbage then.
+      reply.raw.once('close', () => budget.give(bytes));
+      return payload;
+    });
 
     // Runs before the body is read: what the headers alone condemn costs no buffering.
     scope.addHook('onRequest', async (request) => {
@@ -149,7 +202,21 @@ export async function mountWebhooks(
  * Adds `svc_webhook_rejections_total{reason}` to a Prometheus registry. Counted from the
  * `webhook_rejections` table at scrape time, so every API process reports the same total.
  */
-export function registerWebhookMetrics(registry: client.Registry, rejections: RejectionTally): void {
+export function registerWebhookMetrics(
+  registry: client.Registry,
+  rejections: RejectionTally,
+  budget?: InFlightBudget,
+): void {
+  if (budget) {
+    new client.Gauge({
+      name: 'svc_webhook_inflight_bytes',
+      help: 'Webhook body bytes in flight (taken from SVC_WEBHOOK_INFLIGHT_BYTES, not yet answered).',
+      registers: [registry],
+      collect() {
+        this.set(budget.inFlight);
+      },
+    });
+  }
   new client.Counter({
     name: 'svc_webhook_rejections_total',
     help: 'GitHub webhook requests refused (bad or missing signature, not configured, unreadable), by reason.',
@@ -161,6 +228,28 @@ export function registerWebhookMetrics(registry: client.Registry, rejections: Re
       for (const { reason, n } of counts) this.inc({ reason }, n);
     },
   });
+}
+
+/** How long a connection answered before its body arrived still drains what the client sends. */
+const LINGER_MS = 2_000;
+
+/**
+ * Replaces the plain close Node makes after a `Connection: close` answer with a lingering one
+ * (as web servers do): the answer and a FIN go out, what the client is still sending is read and
+ * dropped for at most LINGER_MS, then the socket is destroyed. Closing at once, with the
+ * client's unread bytes in the kernel buffer, sends a reset that can destroy the answer before
+ * the client reads it. Nothing is buffered while lingering.
+ */
+function closeAfterLinger(raw: IncomingMessage): void {
+  const socket = raw.socket;
+  socket.destroySoon = () => {
+    raw.unpipe();
+    raw.resume();
+    socket.end();
+    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+  };
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

@@ -43,9 +43,11 @@ export async function mountMcp(app: FastifyInstance, services: Services, operati
     method: ['POST', 'GET', 'DELETE'],
     url: MCP_PATH,
     schema: { hide: true },
+    // Tool arguments are checked when each call is built (toolRequest), answering a tool error.
+    config: { checksOwnBody: true },
     handler: async (request, reply) => {
       const authorization = request.headers.authorization;
-      await authenticate(services.db, authorization);
+      await authenticate(services.db, authorization, services.config.keyCacheMs);
       if (request.method !== 'POST') {
         reply.header('allow', 'POST');
         throw new ApiError(

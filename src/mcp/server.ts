@@ -9,6 +9,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { CallToolRequestSchema, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { describeUnsafeInput } from '../http/unsafe-strings';
 import { toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
 
@@ -57,6 +58,10 @@ export function toolRequest(
   op: Operation,
   args: Record<string, unknown>,
 ): { request: ToolHttpRequest } | { error: ToolHttpResponse } {
+  // NUL, lone surrogates and over-deep JSON are refused as the HTTP pipeline would refuse them;
+  // checked here because a lone surrogate cannot even be put into a URL or a header.
+  const unsafe = describeUnsafeInput(args, 'arguments');
+  if (unsafe) return { error: localValidationError(op, unsafe) };
   const rest: Record<string, unknown> = { ...args };
   const headers: Record<string, string> = {};
   const missing: string[] = [];

@@ -10,7 +10,11 @@ import { z } from 'zod';
 import { REVIEW_STATUSES } from '../core/checks';
 import { ApiError, notFound, notImplemented } from '../core/errors';
 import { LEARNING_ACTIONS } from '../core/learning-scope';
+import { APPROVAL_STATUSES, PLAN_STATUSES, REPO_WRITE_STATUSES } from '../core/plans';
 import { isForgotten, type LearningRow, notForgottenAt } from '../review/learnings';
+import { CHECK_CATEGORIES, CHECK_IDS, CHECK_RESULTS } from '../scorecards/definitions';
+import { SCORECARD_TRIGGERS } from '../scorecards/store';
+import { QUICK_ACTION_KINDS, QUICK_ACTION_STATUSES } from '../scorecards/types';
 import { newId } from '../storage/ids';
 import { appendObjectEvent, type EventRow, type Tx, toEventRecord } from '../storage/object-events';
 import { events, learnings } from '../storage/schema';
@@ -48,7 +52,26 @@ export const learningScope = z
 
 /** Records of each collection, by collection name (hyphenated as in the path). */
 export const collectionRecords = {
-  checks: record('check', { name: z.string(), scorecard_id: z.string().nullable() }),
+  checks: record('check', {
+    check: z.enum(CHECK_IDS).describe('The check, by its catalogue id (e.g. `lockfile_committed`).'),
+    title: z.string(),
+    category: z.enum(CHECK_CATEGORIES),
+    weight: z.int().describe('How much it counts in the score.'),
+    result: z
+      .enum(CHECK_RESULTS)
+      .describe(
+        '`unknown`: a fact could not be read, or too few findings to judge; the evidence says which.',
+      ),
+    evidence: z
+      .looseObject({
+        paths: z.array(z.string()).optional().describe('Files the result was judged from.'),
+        numbers: z.record(z.string(), z.number()).optional().describe('The counts it was judged from.'),
+        note: z.string().describe('What was found, in a sentence.'),
+      })
+      .describe('What the result was judged from.'),
+    remedy: z.string().describe('What to do when it does not pass.'),
+    scorecard_id: z.string(),
+  }),
   findings: record('finding', {
     severity,
     path: z.string(),
@@ -72,11 +95,13 @@ export const collectionRecords = {
     value: z.unknown(),
   }),
   plans: record('plan', {
-    status: z.enum(['discovered', 'proposed', 'reviewed', 'approved', 'active', 'completed', 'superseded']),
-    approval_status: z.enum(['pending', 'approved', 'rejected']),
-    requires_approval: z.boolean(),
+    status: z.enum(PLAN_STATUSES),
+    approval_status: z.enum(APPROVAL_STATUSES),
+    requires_approval: z
+      .boolean()
+      .describe('False when the document waives approval (`requires_approval: false` front matter).'),
     repo_write_mode: z.literal('draft_pr'),
-    repo_write_status: z.enum(['not_requested', 'draft_pr_requested', 'draft_pr_opened', 'failed']),
+    repo_write_status: z.enum(REPO_WRITE_STATUSES),
     source_kind: z.enum(['repo', 'svc', 'task']),
     repo_artifact_path: z.string().nullable(),
     target_outcome: z.string().nullable(),
@@ -88,7 +113,34 @@ export const collectionRecords = {
     last_reviewed_at: timestamp.nullable(),
     last_review_run_id: z.string().nullable(),
   }),
-  'quick-actions': record('quick_action', { title: z.string() }),
+  'quick-actions': record('quick_action', {
+    kind: z.enum(QUICK_ACTION_KINDS).describe('What kind of step it is (stable across scorecards).'),
+    check: z.enum(CHECK_IDS).describe('The check it would make pass.'),
+    title: z.string(),
+    does: z.string().describe('What it will do, in one sentence.'),
+    operation: z
+      .object({ tool: z.string(), method: z.string(), path: z.string() })
+      .nullable()
+      .describe('The operation that does it as a task (`quick_actions_run`); null when svc cannot do it.'),
+    why_no_operation: z.string().nullable().describe('Why svc cannot do it (when `operation` is null).'),
+    change: z
+      .looseObject({
+        files: z.array(z.object({ path: z.string(), content: z.string() })),
+        pull_request: z.object({ title: z.string(), body: z.string() }),
+        commit_message: z.string(),
+      })
+      .nullable()
+      .describe('The draft pull request it opens, files in full; null when it opens none.'),
+    status: z.enum(QUICK_ACTION_STATUSES),
+    task_id: z.string().nullable().describe('The `quick_action` task that ran it.'),
+    result: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe(
+        'What running it did: `pull_request` {number, url}, `branch`, `commit`; or `error` {reason, message}.',
+      ),
+    scorecard_id: z.string(),
+  }),
   'repo-knowledge': record('repo_knowledge', {
     content: z
       .record(z.string(), z.unknown())
@@ -97,14 +149,57 @@ export const collectionRecords = {
       ),
     commit_sha: z.string().describe('The commit it was read from.'),
     refreshed_at: timestamp.describe('When it was last refreshed.'),
-    refreshed_by: z.string().describe('What refreshed it: `setup`, or a review.'),
+    refreshed_by: z
+      .string()
+      .describe(
+        'What refreshed it: `setup`; `review` (a review found none stored); `push` (a file it is derived from changed on the default branch); `scorecard` (a scorecard read a newer commit).',
+      ),
     gaps: z
       .array(z.object({ code: z.string(), message: z.string() }))
       .describe('What could not be read, by name; such facts are absent, never guessed.'),
   }),
   'review-results': record('review_result', { task_id: z.string(), pr: z.int().nullable() }),
-  'scorecard-levels': record('scorecard_level', { level: z.int(), name: z.string() }),
-  scorecards: record('scorecard', { score: z.number().nullable() }),
+  // The ladder ships with the build, the same for every project: it has no creation time.
+  'scorecard-levels': z.looseObject({
+    object: z.literal('scorecard_level'),
+    id: z.string().describe('Stable: `lvl_1` … `lvl_5`.'),
+    level: z.int(),
+    name: z.string(),
+    description: z.string(),
+    requires: z
+      .array(z.enum(CHECK_IDS))
+      .describe('Checks this level adds; every lower level’s are needed too.'),
+    reached: z
+      .boolean()
+      .nullable()
+      .describe("Whether the project's latest scorecard reached it; null before its first scorecard."),
+    scorecard_id: z.string().nullable().describe('The scorecard `reached` comes from.'),
+  }),
+  scorecards: record('scorecard', {
+    score: z
+      .int()
+      .min(0)
+      .max(100)
+      .nullable()
+      .describe(
+        'Weighted share of decided checks that pass; unknown checks are left out. Null: none decided.',
+      ),
+    level: z.object({ level: z.int(), name: z.string() }).describe('The level reached (0: none).'),
+    next_level: z
+      .object({ level: z.int(), name: z.string(), needs: z.array(z.enum(CHECK_IDS)) })
+      .nullable()
+      .describe('The next level and the checks it still needs (failing or unknown); null at the top.'),
+    counts: z.object({ pass: z.int(), fail: z.int(), unknown: z.int() }),
+    commit_sha: z.string().nullable().describe('The default-branch commit the facts were read at.'),
+    knowledge_id: z.string().nullable().describe('The repo-knowledge record the checks read.'),
+    trigger: z.enum(SCORECARD_TRIGGERS).describe('What recomputed it: `setup`, `study` or `request`.'),
+    task_id: z.string().nullable().describe('The `scorecard` task that computed it.'),
+    previous_scorecard_id: z.string().nullable(),
+    gaps: z
+      .array(z.object({ code: z.string(), message: z.string() }))
+      .describe('Facts that could not be read, by name; the checks needing them are `unknown`.'),
+    computed_at: timestamp,
+  }),
   swarms: record('swarm', { goal: z.string() }),
   'timeline-events': record('timeline_event', {
     subject_type: z.string(),
@@ -433,7 +528,12 @@ function collectionOperations(collection: CollectionName): Operation[] {
     collection === 'review-results' ||
     collection === 'plans' ||
     // src/operations/repo-knowledge.ts
-    collection === 'repo-knowledge'
+    collection === 'repo-knowledge' ||
+    // src/operations/scorecards.ts
+    collection === 'scorecards' ||
+    collection === 'checks' ||
+    collection === 'scorecard-levels' ||
+    collection === 'quick-actions'
   )
     return [];
   const item = collectionRecords[collection];
@@ -522,7 +622,5 @@ export const operations: Operation[] = [
     handler: pending('dashboards_update'),
   }),
   ...eventOperations('learnings', 'learnings', 'id', learningSubject),
-  ...eventOperations('plans', 'plans', 'id'),
   ...eventOperations('pull-requests', 'pull_requests', 'id'),
-  ...eventOperations('scorecards', 'scorecards', 'id'),
 ];

@@ -3,7 +3,9 @@
  * does not list (the key-management area, settings, project reads, and `learnings_create`: the
  * spec has learnings but no way to record one), and the findings' event pair
  * (`findings_append_event`, `findings_events`: dismiss or reopen a finding without the code host,
- * the spec's `wontfix:` reply as an API call). The contract test proves
+ * the spec's `wontfix:` reply as an API call), and `scorecards_compute` (recompute a scorecard on
+ * request) with `quick_actions_run` (do a quick action as a task), and `plans_approve` /
+ * `plans_reject` (the spec names a plan's approval but not its operation). The contract test proves
  * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
  * has no tool name; it is `projects_create` here, and so it is listed as an extension.
  */
@@ -22,4 +24,8 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'learnings_create',
   'findings_append_event',
   'findings_events',
+  'scorecards_compute',
+  'quick_actions_run',
+  'plans_approve',
+  'plans_reject',
 ];

@@ -10,6 +10,7 @@ import type { Operation } from './registry';
 import { operations as repoKnowledge } from './repo-knowledge';
 import { operations as reviewers } from './reviewers';
 import { operations as reviews } from './reviews';
+import { operations as scorecards } from './scorecards';
 import { operations as settings } from './settings';
 import { operations as tasks } from './tasks';
 
@@ -25,5 +26,6 @@ export const OPERATIONS: Operation[] = [
   ...findingEvents,
   ...plans,
   ...repoKnowledge,
+  ...scorecards,
   ...collections,
 ];

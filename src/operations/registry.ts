@@ -3,6 +3,7 @@
  * from that one list come the Fastify routes, the OpenAPI document, the tool catalog and the
  * MCP tools. Nothing else may add an `/api/v1` operation.
  */
+import type { SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Principal } from '../core/keys';
 import type { Services } from './services';
@@ -29,6 +30,14 @@ export interface OperationContext {
   setHeader(name: string, value: string): void;
   /** Lets a handler choose a different success status than the declared one (e.g. 200 on an existing record). */
   setStatus(status: number): void;
+  /**
+   * Records an acknowledgement whose answer is known before it is written: `write` stores the
+   * work as one statement (`Engine.enqueue`), guarded, for an operation declared
+   * `acknowledgement` sent with an Idempotency-Key, by the statement that records the key with
+   * `answer` (null otherwise), and says whether it wrote. When it did not (the key was taken by
+   * another request), the request gets that request's answer instead.
+   */
+  acknowledge?(answer: unknown, write: (guard: SQL | null) => Promise<boolean>): Promise<void>;
 }
 
 type AnyObject = z.ZodObject<z.ZodRawShape>;
@@ -57,6 +66,17 @@ export interface OperationSpec<
   notImplemented?: boolean;
   /** True when the operation edits a revisioned configuration and requires `If-Match`. */
   ifMatch?: boolean;
+  /**
+   * True when the operation changes what every project of the workspace sees (its reviewers,
+   * their events, its skill revisions): a project-pinned key is refused with 403 `forbidden`.
+   */
+  workspaceWrite?: boolean;
+  /**
+   * True when the operation's one write goes through `ctx.acknowledge`, after reads only: its
+   * Idempotency-Key is then recorded by that write's statement (src/http/idempotent-ack.ts), not
+   * held `in_progress` around the handler.
+   */
+  acknowledgement?: boolean;
   handler: (
     input: {
       params: P extends AnyObject ? z.infer<P> : Record<string, never>;

@@ -6,6 +6,9 @@
  * the ones users create belong to the workspace too, so every project of the workspace sees and
  * runs the same reviewers with the same pins. The operations are still project-scoped (the key
  * needs a project, as declared), but the project only authorizes the call; it does not filter.
+ * Because a change reaches every project, creating or changing a reviewer, appending to its
+ * events and importing a skill revision need workspace authority: a project-pinned key gets 403
+ * `forbidden` (`workspaceWrite`); it still reads them and names them in its own reviews.
  */
 import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
@@ -378,6 +381,7 @@ const create = defineOperation({
   description:
     'A custom model reviewer of the workspace: `instructions` say what it looks for. `model_pin` defaults to SVC_LLM_DEFAULT_MODEL (else openai/gpt-4o-mini); `skill_revision_id` pins an imported skill revision whose SKILL.md replaces the instructions. An existing id is 409 `conflict`.',
   scope: 'project',
+  workspaceWrite: true,
   body: reviewerCreateBody,
   response: reviewer,
   status: 201,
@@ -437,6 +441,7 @@ const update = defineOperation({
   description:
     'Changes only the fields sent. `model_pin` is the governed pin future runs use (null: back to the default); a rule reviewer stays on builtin/rules. A changed pin appends a `pin_changed` event.',
   scope: 'project',
+  workspaceWrite: true,
   params: z.strictObject({ id: z.string().min(1).max(200).describe('Reviewer id.') }),
   body: reviewerUpdateBody,
   response: reviewer,
@@ -522,6 +527,7 @@ const skillsImport = defineOperation({
   description:
     "Content-addressed: the revision id and `hash` come from the files (SHA-256 over the sorted files). Importing the same files again answers 200 with the same revision. `base_catalog_hash`, when sent, must be the current catalog skill's hash (else 409 `conflict` naming both).",
   scope: 'project',
+  workspaceWrite: true,
   body: skillImportBody,
   response: skillRevision,
   status: 201,
@@ -555,7 +561,11 @@ export const operations: Operation[] = [
   models,
   create,
   update,
-  ...eventOperations('reviewers', 'reviewers', 'id', reviewerSubject),
+  // A reviewer's events are the workspace's record of it (pin changes, notes): appending one is
+  // a workspace-level write; reading them is not.
+  ...eventOperations('reviewers', 'reviewers', 'id', reviewerSubject).map((op) =>
+    op.method === 'GET' ? op : { ...op, workspaceWrite: true },
+  ),
   skillsImport,
   skillsRevision,
 ];

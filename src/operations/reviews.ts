@@ -228,15 +228,13 @@ export const operations: Operation[] = [
     path: '/api/v1/reviews',
     summary: 'Create a review and start its run immediately.',
     description:
-      'Body per the review creation request: `pr` (or `base`+`head`), optional `reviewers` (strings or objects) and `delivery`. Answers the task acknowledgement to poll.',
+      "Body per the review creation request: `pr` (or `base`+`head`), optional `reviewers` (strings or objects) and `delivery`. Answers the task acknowledgement to poll. The request and its lineup are validated before the answer; the pull request or range is resolved by the run, which fails by name (with the code host's message) when it does not exist.",
     scope: 'project',
     body: reviewCreateBody,
     response: taskAck,
     status: 202,
-    handler: async ({ body }, ctx) => {
-      const { task, run } = await createReview(deps(ctx), scope(ctx), body);
-      return ack(task.id, run.id);
-    },
+    acknowledgement: true,
+    handler: async ({ body }, ctx) => createReview(deps(ctx), scope(ctx), body, ctx.acknowledge),
   }),
   defineOperation({
     tool: 'reviews_get',

@@ -1,21 +1,19 @@
 /**
- * Reviews as the API and the CLI see them: create (validated up front, so bad input is a clear
- * 4xx rather than a run that fails later), read with findings once done, re-run, and edit the
- * configuration under its revision.
+ * Reviews as the API and the CLI see them: create (the request validated up front, so bad input
+ * is a clear 4xx; the target is resolved by the run), read with findings once done, re-run, and
+ * edit the configuration under its revision.
  */
-import { and, asc, desc, eq, getTableColumns, lt, or } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, lt, or, type SQL } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
-import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { RunRow, TaskRow } from '../engine/types';
 import { compatProviderName } from '../reviewers/llm/providers';
 import type { Database } from '../storage/database';
-import { newId } from '../storage/ids';
-import { findings, projects, pullRequests, runFindings as runFindingRows, tasks } from '../storage/schema';
+import { findings, runFindings as runFindingRows, tasks } from '../storage/schema';
 import type { ReviewConfig } from './config';
 import { type LineupEntry, parseLineup, type ReviewerItem, splitModel, toReviewerItem } from './lineup';
-import { findReviewers } from './reviewer-catalog';
+import { findReviewers, type ReviewerRow } from './reviewer-catalog';
 
 /** Findings inlined on a review read; more than this sets `findings_truncated`. */
 export const FINDINGS_PAGE = 100;
@@ -26,6 +24,13 @@ export interface ReviewDeps {
   codeHosts: CodeHosts;
   env: NodeJS.ProcessEnv;
 }
+
+/**
+ * Records an acknowledgement: `write` stores it as one statement, guarded by `guard` when the
+ * HTTP layer records the request's Idempotency-Key with `answer` in that same statement (see
+ * OperationContext.acknowledge); it returns whether it wrote.
+ */
+export type Acknowledge = (answer: unknown, write: (guard: SQL | null) => Promise<boolean>) => Promise<void>;
 
 export interface Scope {
   workspaceId: string;
@@ -42,9 +47,40 @@ export interface CreateReviewBody {
 
 const KNOWN_PROVIDERS = (env: NodeJS.ProcessEnv) => new Set(['openai', 'anthropic', compatProviderName(env)]);
 
+/**
+ * Reviewers found before, per database: a reviewer is never deleted and its engine never changes,
+ * so one found once is found the same way ever after, and a lineup of known reviewers is
+ * validated without a read (one on every review acknowledgement otherwise). Unknown ids are
+ * looked up every time.
+ */
+const knownReviewers = new WeakMap<Database, Map<string, { engine: ReviewerRow['engine'] }>>();
+
+async function lookUpReviewers(db: Database, workspaceId: string, ids: string[]) {
+  let known = knownReviewers.get(db);
+  if (!known) {
+    known = new Map();
+    knownReviewers.set(db, known);
+  }
+  const found = new Map<string, { engine: ReviewerRow['engine'] }>();
+  const missing: string[] = [];
+  for (const id of ids) {
+    const hit = known.get(`${workspaceId}\u0000${id}`);
+    if (hit) found.set(id, hit);
+    else missing.push(id);
+  }
+  if (missing.length === 0) return found;
+  const rows = await findReviewers(db, workspaceId, missing);
+  if (known.size >= 10_000) known.clear();
+  for (const [id, row] of rows) {
+    known.set(`${workspaceId}\u0000${id}`, { engine: row.engine });
+    found.set(id, { engine: row.engine });
+  }
+  return found;
+}
+
 /** Every reviewer must exist, and every model pin must name a provider svc knows. */
 export async function validateLineup(deps: ReviewDeps, scope: Scope, entries: LineupEntry[]) {
-  const found = await findReviewers(
+  const found = await lookUpReviewers(
     deps.db,
     scope.workspaceId,
     entries.map((e) => e.reviewerId),
@@ -81,61 +117,23 @@ export async function validateLineup(deps: ReviewDeps, scope: Scope, entries: Li
   }
 }
 
-async function loadProject(deps: ReviewDeps, scope: Scope) {
-  const [project] = await deps.db.orm
-    .select()
-    .from(projects)
-    .where(and(eq(projects.id, scope.projectId), eq(projects.workspaceId, scope.workspaceId)))
-    .limit(1);
-  if (!project) throw new ApiError('not_found', `project ${scope.projectId} was not found`);
-  const host = deps.codeHosts.forInstallation(project.installationId);
-  if (!host) throw new ApiError('not_found', `installation ${project.installationId} has no code host`);
-  return { project, host };
-}
-
-function targetError(error: unknown): never {
-  if (error instanceof CodeHostError && (error.reason === 'not_found' || error.reason === 'invalid_input')) {
-    throw new ApiError(error.reason === 'not_found' ? 'not_found' : 'validation_failed', error.message);
-  }
-  throw error;
-}
-
-export async function createReview(deps: ReviewDeps, scope: Scope, body: CreateReviewBody) {
+/**
+ * Creates the review and its first run, and nothing else: the acknowledgement validates the
+ * request (its shape, the lineup's reviewers and providers) and records the task and its run in
+ * one transaction. The code host is not asked here: the run resolves the pull request or range,
+ * writes the pull request row and, for `delivery: codehost`, queues the check before it starts
+ * reviewing; a target that does not exist fails the run by name with the code host's message.
+ */
+export async function createReview(
+  deps: ReviewDeps,
+  scope: Scope,
+  body: CreateReviewBody,
+  acknowledge: Acknowledge = async (_answer, write) => {
+    await write(null);
+  },
+) {
   const entries = body.reviewers ? parseLineup(body.reviewers) : null;
   if (entries) await validateLineup(deps, scope, entries);
-  const { project, host } = await loadProject(deps, scope);
-  // The target must exist now: a review of nothing is a 404 at creation, not a failed run later.
-  if (body.pr !== undefined) {
-    const pr = await host.getPullRequest(project.repoFullName, body.pr).catch(targetError);
-    await deps.db.orm
-      .insert(pullRequests)
-      .values({
-        id: newId('pullRequest'),
-        workspaceId: scope.workspaceId,
-        projectId: scope.projectId,
-        number: pr.number,
-        title: pr.title,
-        author: pr.author,
-        draft: pr.draft,
-        baseRef: pr.baseRef,
-        headRef: pr.headRef,
-        baseSha: pr.baseSha,
-        headSha: pr.headSha,
-        reviewStatus: 'trigger',
-      })
-      .onConflictDoUpdate({
-        target: [pullRequests.projectId, pullRequests.number],
-        set: {
-          reviewStatus: 'trigger',
-          headSha: pr.headSha,
-          baseSha: pr.baseSha,
-          title: pr.title,
-          updatedAt: new Date(),
-        },
-      });
-  } else {
-    await host.resolveRange(project.repoFullName, body.base ?? '', body.head ?? '').catch(targetError);
-  }
   const config: ReviewConfig = {
     pr: body.pr ?? null,
     base: body.pr === undefined ? (body.base ?? null) : null,
@@ -147,13 +145,16 @@ export async function createReview(deps: ReviewDeps, scope: Scope, body: CreateR
     config.pr !== null
       ? `Review of pull request #${config.pr}`
       : `Review of ${config.base?.slice(0, 12)}..${config.head?.slice(0, 12)}`;
-  return deps.engine.createTask({
+  const planned = deps.engine.planTask({
     workspaceId: scope.workspaceId,
     projectId: scope.projectId,
     kind: 'review',
     title,
     input: config as unknown as Record<string, unknown>,
   });
+  const answer = ack(planned.taskId, planned.runId);
+  await acknowledge(answer, (guard) => deps.engine.enqueue(planned, guard ?? undefined));
+  return answer;
 }
 
 export const ack = (taskId: string, runId: string) => ({

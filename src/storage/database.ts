@@ -33,12 +33,27 @@ export interface Database {
   writeGeneration(): number | null;
   /** Raw SQL through drizzle's `sql` template; returns the rows. */
   rows<T = Record<string, unknown>>(query: SQL): Promise<T[]>;
-  /** Subscribe to a NOTIFY channel; returns an unsubscribe function. */
-  listen(channel: string, onPayload: (payload: string) => void): Promise<() => Promise<void>>;
+  /**
+   * Subscribe to a NOTIFY channel; returns an unsubscribe function. On PostgreSQL the listening
+   * connection comes back by itself when it is lost (with backoff) and subscribes again; notifications
+   * sent meanwhile are lost, so `events.onReconnect` runs once it listens again, to catch up.
+   */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    events?: ListenEvents,
+  ): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
   /** Runs `fn` on one dedicated connection (session-level locks need that). */
   withSession<T>(fn: (orm: Orm) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+}
+
+export interface ListenEvents {
+  /** The listening connection was lost; it is being re-established. */
+  onLost?: (error: Error) => void;
+  /** Listening again after a loss (never for the first connect). */
+  onReconnect?: () => void;
 }
 
 export interface OpenOptions {
@@ -57,10 +72,62 @@ export async function openDatabase(options: OpenOptions = {}): Promise<Database>
   return openPglite(options.dataDir ?? './.svc', options.pgliteSnapshot);
 }
 
+/**
+ * A pool whose checked-out clients survive their connection dying. A connection the server ends
+ * (a restart, `pg_terminate_backend`, a network cut) emits 'error' on its client; pg-pool
+ * listens only while the client is idle, so a checked-out one (inside a transaction or a
+ * session) would crash the process. And drizzle's transaction never releases a client whose
+ * `begin` failed, so each such death would leak a pool slot until the pool is exhausted. Here a
+ * checked-out client that errors is released at once (pg-pool drops it, the slot is free again)
+ * and a later release of it is a no-op: the statement in flight fails with the error, and the
+ * next one gets a fresh connection.
+ */
+class ResilientPool extends pg.Pool {
+  constructor(config: pg.PoolConfig) {
+    super(config);
+    // Idle, checked out or in between: no client's 'error' ever goes unheard.
+    this.on('connect', (client) => client.on('error', () => {}));
+    this.on('error', () => {});
+  }
+
+  override connect(): Promise<pg.PoolClient>;
+  override connect(
+    callback: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): void;
+  override connect(
+    callback?: (
+      err: Error | undefined,
+      client: pg.PoolClient | undefined,
+      done: (release?: unknown) => void,
+    ) => void,
+  ): Promise<pg.PoolClient> | undefined {
+    // The callback form is pg-pool's own `query`, which already releases on error.
+    if (callback) {
+      super.connect(callback);
+      return undefined;
+    }
+    return super.connect().then((client) => {
+      const release = client.release;
+      let released = false;
+      const onError = (error: Error) => client.release(error);
+      client.release = (err?: Error | boolean) => {
+        if (released) return;
+        released = true;
+        client.removeListener('error', onError);
+        release.call(client, err);
+      };
+      client.on('error', onError);
+      return client;
+    });
+  }
+}
+
 async function openPostgres(url: string, poolSize: number): Promise<Database> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize });
-  // An idle client that loses its connection must not crash the process; the next query reconnects.
-  pool.on('error', () => {});
+  const pool = new ResilientPool({ connectionString: url, max: poolSize });
   try {
     const client = await pool.connect();
     client.release();
@@ -73,23 +140,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     );
   }
   const orm = drizzlePg({ client: pool, schema }) as unknown as Orm;
-  let listener: pg.Client | null = null;
-  const handlers = new Map<string, Set<(payload: string) => void>>();
-
-  async function listenerClient(): Promise<pg.Client> {
-    if (listener) return listener;
-    const client = new pg.Client({ connectionString: url });
-    client.on('error', () => {
-      // Dropped listener: forget it; the engine's polling keeps working and the next listen reconnects.
-      listener = null;
-    });
-    client.on('notification', (msg) => {
-      for (const handler of handlers.get(msg.channel) ?? []) handler(msg.payload ?? '');
-    });
-    await client.connect();
-    listener = client;
-    return client;
-  }
+  const listener = new PgListener(url);
 
   return {
     kind: 'postgres',
@@ -100,19 +151,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       const result = await orm.execute(query);
       return (result as unknown as { rows: T[] }).rows;
     },
-    async listen(channel, onPayload) {
-      const client = await listenerClient();
-      let set = handlers.get(channel);
-      if (!set) {
-        set = new Set();
-        handlers.set(channel, set);
-        await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
-      }
-      set.add(onPayload);
-      return async () => {
-        set.delete(onPayload);
-      };
-    },
+    listen: (channel, onPayload, events) => listener.subscribe(channel, onPayload, events ?? {}),
     async notify(channel, payload) {
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },
@@ -125,12 +164,195 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       }
     },
     async close() {
-      const l = listener;
-      listener = null;
-      await l?.end().catch(() => {});
+      await listener.close();
       await pool.end();
     },
   };
+}
+
+/** Reconnect delays of the LISTEN connection: doubling from the first, capped at the last. */
+const LISTEN_RECONNECT_MS = { first: 100, max: 5_000 } as const;
+
+interface Subscription {
+  channel: string;
+  onPayload: (payload: string) => void;
+  events: ListenEvents;
+}
+
+/**
+ * The one dedicated LISTEN connection of a PostgreSQL database. When the server ends it, it is
+ * opened again with backoff (100 ms doubling to 5 s, with jitter), LISTENs on every subscribed
+ * channel again, and then tells each subscriber (`onReconnect`) so it can catch up on what it
+ * missed.
+ */
+class PgListener {
+  private client: pg.Client | null = null;
+  private connecting: Promise<pg.Client> | null = null;
+  private readonly subscriptions = new Set<Subscription>();
+  private retryTimer: NodeJS.Timeout | undefined;
+  private failures = 0;
+  private closed = false;
+
+  constructor(private readonly url: string) {}
+
+  async subscribe(
+    channel: string,
+    onPayload: (payload: string) => void,
+    events: ListenEvents,
+  ): Promise<() => Promise<void>> {
+    if (this.closed) throw new Error('the database is closed');
+    const subscription: Subscription = { channel, onPayload, events };
+    const listening = this.channels().has(channel);
+    this.subscriptions.add(subscription);
+    try {
+      const client = await this.connected();
+      // (A connection opened just now already listens on it; LISTEN twice is a no-op.)
+      if (!listening) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (error) {
+      this.subscriptions.delete(subscription);
+      throw error;
+    }
+    return async () => {
+      this.subscriptions.delete(subscription);
+      if (this.channels().has(channel)) return;
+      await this.client?.query(`UNLISTEN ${pg.escapeIdentifier(channel)}`).catch(() => {});
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    const client = this.client ?? (await this.connecting?.catch(() => null));
+    this.client = null;
+    await client?.end().catch(() => {});
+  }
+
+  private channels(): Set<string> {
+    return new Set([...this.subscriptions].map((s) => s.channel));
+  }
+
+  /** The live connection, opening it (and listening on every channel) when there is none. */
+  private connected(): Promise<pg.Client> {
+    if (this.client) return Promise.resolve(this.client);
+    this.connecting ??= this.open().finally(() => {
+      this.connecting = null;
+    });
+    return this.connecting;
+  }
+
+  private async open(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: this.url });
+    let lost = false;
+    const onLost = (error: Error) => {
+      if (lost) return;
+      lost = true;
+      client.end().catch(() => {});
+      if (this.client === client) {
+        this.client = null;
+        this.lost(error);
+      }
+    };
+    // Attached before connecting: an 'error' with no listener would crash the process.
+    client.on('error', onLost);
+    client.on('end', () => onLost(new Error('the LISTEN connection ended')));
+    client.on('notification', (msg) => {
+      for (const s of this.subscriptions) if (s.channel === msg.channel) s.onPayload(msg.payload ?? '');
+    });
+    try {
+      await client.connect();
+      for (const channel of this.channels()) await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+    } catch (error) {
+      lost = true;
+      await client.end().catch(() => {});
+      throw error;
+    }
+    if (this.closed) {
+      lost = true;
+      await client.end().catch(() => {});
+      throw new Error('the database is closed');
+    }
+    this.client = client;
+    return client;
+  }
+
+  private lost(error: Error): void {
+    for (const s of this.subscriptions) s.events.onLost?.(error);
+    this.failures = 0;
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.subscriptions.size === 0) return;
+    const base = Math.min(LISTEN_RECONNECT_MS.max, LISTEN_RECONNECT_MS.first * 2 ** this.failures);
+    const delay = Math.round(base * (0.5 + Math.random() / 2));
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.connected().then(
+        () => {
+          this.failures = 0;
+          for (const s of this.subscriptions) s.events.onReconnect?.();
+        },
+        () => {
+          this.failures++;
+          this.scheduleReconnect();
+        },
+      );
+    }, delay);
+    // Reconnecting must not keep a process alive that is otherwise done.
+    this.retryTimer.unref();
+  }
+}
+
+const CONNECTION_LOST_SQLSTATES = new Set([
+  '57P01', // admin_shutdown: pg_terminate_backend, a fast or smart shutdown
+  '57P02', // crash_shutdown: another backend crashed and the server restarts
+  '57P03', // cannot_connect_now: the server is starting up or shutting down
+  '53300', // too_many_connections
+]);
+const CONNECTION_LOST_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const CONNECTION_LOST_MESSAGES = [
+  'Connection terminated',
+  'is not queryable',
+  'not currently accepting connections',
+  'timeout exceeded when trying to connect',
+];
+
+/**
+ * True when `error` (or an error it wraps, as drizzle's `DrizzleQueryError` wraps the driver's)
+ * says the connection to the database was lost or could not be made: a fault of the platform,
+ * not of the statement. A statement that failed on its own merits (a constraint, a syntax
+ * error) is not.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  const seen = new Set<unknown>();
+  const queue = [error];
+  while (queue.length > 0) {
+    const e = queue.shift();
+    if (!e || typeof e !== 'object' || seen.has(e)) continue;
+    seen.add(e);
+    const { code, message, cause, errors } = e as {
+      code?: unknown;
+      message?: unknown;
+      cause?: unknown;
+      errors?: unknown;
+    };
+    if (typeof code === 'string') {
+      if (CONNECTION_LOST_SQLSTATES.has(code) || code.startsWith('08') || CONNECTION_LOST_ERRNOS.has(code))
+        return true;
+    }
+    if (typeof message === 'string' && CONNECTION_LOST_MESSAGES.some((m) => message.includes(m))) return true;
+    queue.push(cause);
+    if (Array.isArray(errors)) queue.push(...errors);
+  }
+  return false;
 }
 
 async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
@@ -155,6 +377,7 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
     if (!existsSync(join(dir, 'PG_VERSION'))) await initDataDirInChild(dir);
     client = await PGlite.create(dir);
   }
+  keepTimesAsText(client);
   const generation = trackWrites(client);
   const orm = drizzlePglite({ client, schema }) as unknown as Orm;
   return {
@@ -181,8 +404,46 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
   };
 }
 
+/** The types drizzle asks PGlite to leave as text (dates, times, intervals, numeric[]), on every query. */
+const TEXT_TYPES = [1082, 1114, 1115, 1182, 1184, 1185, 1186, 1187, 1231];
+const asText = (value: string) => value;
+type Parsers = Record<string, (value: string, type: number) => unknown>;
+
+/**
+ * drizzle passes PGlite the same `parsers` with every query (the types above left as text), and
+ * PGlite merges them into its ~300 parsers on every call: ~0.15 ms of the one thread per
+ * statement, measured (bench/api.ts, the review acknowledgement). The client's own parsers leave
+ * those types as text instead, and a query asking for exactly that runs without the option.
+ * Anything else (another set, or parsers PGlite replaced since) is passed on as given.
+ */
+function keepTimesAsText(client: PGlite): void {
+  const own = (client as unknown as { parsers: Parsers }).parsers;
+  for (const type of TEXT_TYPES) own[type] = asText;
+  type Query = (text: string, params?: unknown[], options?: { parsers?: Parsers }) => Promise<unknown>;
+  const lean =
+    (query: Query): Query =>
+    (text, params, options) => {
+      const asked = options?.parsers;
+      const same =
+        asked !== undefined &&
+        Object.keys(asked).length === TEXT_TYPES.length &&
+        TEXT_TYPES.every((type) => asked[type]?.('x', type) === 'x' && own[type] === asText);
+      return query(text, params, same ? { ...options, parsers: undefined } : options);
+    };
+  const target = client as unknown as { query: Query; transaction: PGlite['transaction'] };
+  target.query = lean(client.query.bind(client) as Query);
+  const transaction = client.transaction.bind(client);
+  target.transaction = (fn) =>
+    transaction((tx) => {
+      (tx as unknown as { query: Query }).query = lean(tx.query as Query);
+      return fn(tx);
+    });
+}
+
 /** Anything but a plain read may write: such statements (and every transaction) bump the generation. */
 const READ_ONLY = /^\s*(select|with\s+[\s\S]*?\)\s*select|show|explain)\b/i;
+/** A `WITH … (INSERT INTO t (cols) SELECT …)` statement looks like a read to READ_ONLY, and writes. */
+const MODIFIES = /\b(insert|update|delete|merge|truncate)\b/i;
 
 function trackWrites(client: PGlite): { value: number } {
   const generation = { value: 0 };
@@ -192,7 +453,7 @@ function trackWrites(client: PGlite): { value: number } {
   for (const method of ['query', 'exec'] as const) {
     const original = client[method].bind(client) as (...args: unknown[]) => Promise<unknown>;
     (client as unknown as Record<string, unknown>)[method] = async (text: string, ...rest: unknown[]) => {
-      const writes = !READ_ONLY.test(text);
+      const writes = !READ_ONLY.test(text) || MODIFIES.test(text);
       // Bumped when issued (later reads see the new value) and when done (reads issued meanwhile
       // were queued behind the write by PGlite and cached nothing older).
       if (writes) bump();

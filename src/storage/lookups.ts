@@ -4,8 +4,10 @@
  * docs/benchmarks.md), so they are prepared once per database and cached in the process.
  *
  * Only positive answers are cached. Projects are never deleted, so a project seen once stays
- * valid. A key is cached until it is revoked through this process, or, on PostgreSQL where
- * another process may revoke it, for SVC_KEY_CACHE_MS (default 5 s) at most.
+ * valid. A key is cached until it is revoked through this process, and at most for the
+ * caller's bound (SVC_KEY_CACHE_MS): another process may revoke it. Without one, the bound is
+ * {@link DEFAULT_KEY_CACHE_MS} on PostgreSQL and none on PGlite, whose data-dir lock makes this
+ * the only process, so it sees every revocation.
  */
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { Database } from './database';
@@ -66,27 +68,34 @@ function state(db: Database): State {
   return s;
 }
 
-function keyTtlMs(db: Database): number {
-  // PGlite: the data-dir lock makes this the only process, so it sees every revocation.
-  if (db.kind === 'pglite') return Number.POSITIVE_INFINITY;
-  const configured = Number(process.env.SVC_KEY_CACHE_MS);
-  return process.env.SVC_KEY_CACHE_MS !== undefined && Number.isFinite(configured) && configured >= 0
-    ? configured
-    : 5_000;
+/** How long another process's revocation may go unseen on PostgreSQL, by default. */
+export const DEFAULT_KEY_CACHE_MS = 1_000;
+
+function keyTtlMs(db: Database, configured: number | undefined): number {
+  if (configured !== undefined) return configured;
+  return db.kind === 'pglite' ? Number.POSITIVE_INFINITY : DEFAULT_KEY_CACHE_MS;
 }
 
-/** The unrevoked key with this digest, or null. */
-export async function findActiveKey(db: Database, digest: string): Promise<ActiveKey | null> {
+/**
+ * The unrevoked key with this digest, or null. `cacheMs` bounds how long an answer is reused
+ * (SVC_KEY_CACHE_MS; 0: never); undefined is the default for the database's kind.
+ */
+export async function findActiveKey(
+  db: Database,
+  digest: string,
+  cacheMs?: number,
+): Promise<ActiveKey | null> {
   const s = state(db);
+  const ttl = keyTtlMs(db, cacheMs);
   const cached = s.keys.get(digest);
   if (cached && cached.expiresAt > Date.now()) return cached.key;
   const [row] = await s.keyByDigest.execute({ digest });
-  if (!row) {
+  if (!row || ttl <= 0) {
     s.keys.delete(digest);
-    return null;
+    return row ?? null;
   }
   if (s.keys.size >= MAX_ENTRIES) s.keys.clear();
-  s.keys.set(digest, { key: row, expiresAt: Date.now() + keyTtlMs(db) });
+  s.keys.set(digest, { key: row, expiresAt: Date.now() + ttl });
   return row;
 }
 

@@ -19,6 +19,7 @@ import {
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
 import type { LearningScope } from '../core/learning-scope';
+import type { ApprovalStatus, PlanStatus, RepoWriteStatus } from '../core/plans';
 
 const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
 const createdAt = () => ts('created_at').notNull().defaultNow();
@@ -538,11 +539,11 @@ export const plans = pgTable(
     id: text('id').primaryKey(),
     workspaceId: text('workspace_id').notNull(),
     projectId: text('project_id').notNull(),
-    status: text('status').notNull().default('discovered'),
-    approvalStatus: text('approval_status').notNull().default('pending'),
+    status: text('status').$type<PlanStatus>().notNull().default('discovered'),
+    approvalStatus: text('approval_status').$type<ApprovalStatus>().notNull().default('pending'),
     requiresApproval: boolean('requires_approval').notNull().default(true),
     repoWriteMode: text('repo_write_mode').notNull().default('draft_pr'),
-    repoWriteStatus: text('repo_write_status').notNull().default('not_requested'),
+    repoWriteStatus: text('repo_write_status').$type<RepoWriteStatus>().notNull().default('not_requested'),
     sourceKind: text('source_kind').$type<'repo' | 'svc' | 'task'>().notNull(),
     repoArtifactPath: text('repo_artifact_path'),
     targetOutcome: text('target_outcome'),
@@ -550,8 +551,104 @@ export const plans = pgTable(
     /** The plan-review task started for this document. */
     reviewTaskId: text('review_task_id'),
     score: jsonb('score').$type<Record<string, unknown>>(),
+    /** The draft pull request svc opened once the plan was approved. */
+    draftPullRequestNumber: integer('draft_pull_request_number'),
+    draftPullRequestUrl: text('draft_pull_request_url'),
+    /** Why the code host refused the draft pull request (`repo_write_status` failed). */
+    repoWriteError: text('repo_write_error'),
+    /** The plan whose document declared it replaces this one. */
+    supersededBy: text('superseded_by'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
   (t) => [uniqueIndex('plans_artifact_idx').on(t.projectId, t.repoArtifactPath)],
+);
+
+/**
+ * Scorecards: a project's readiness score at one commit and how it was earned (src/scorecards/).
+ * Each recompute writes a new scorecard with its checks and quick actions; the previous one stays
+ * as history (`previous_scorecard_id`), and a `computed` event on the new one says what changed.
+ */
+export const scorecards = pgTable(
+  'scorecards',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    /** The default-branch commit the facts were read from; null when nothing of the tree was read. */
+    commitSha: text('commit_sha'),
+    /** The repository knowledge record the checks read (`rkn_…`). */
+    knowledgeId: text('knowledge_id'),
+    /** 0–100, the weighted share of decided checks that pass; null when no check could be decided. */
+    score: integer('score'),
+    level: integer('level').notNull(),
+    /** `{level, name, needs: [check ids]}`; null at the top of the ladder. */
+    nextLevel: jsonb('next_level').$type<{ level: number; name: string; needs: string[] } | null>(),
+    counts: jsonb('counts').$type<{ pass: number; fail: number; unknown: number }>().notNull(),
+    gaps: jsonb('gaps').$type<{ code: string; message: string }[]>().notNull().default([]),
+    /** What asked for it: `setup`, `study`, `request`. */
+    trigger: text('trigger').notNull(),
+    /** The scorecard task that computed it. */
+    taskId: text('task_id'),
+    previousScorecardId: text('previous_scorecard_id'),
+    computedAt: ts('computed_at').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('scorecards_project_idx').on(t.projectId, t.computedAt)],
+);
+
+/** One measured check of a scorecard: its result, the evidence it was judged from, the remedy. */
+export const scorecardChecks = pgTable(
+  'scorecard_checks',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    scorecardId: text('scorecard_id').notNull(),
+    /** The catalogue's check id (`lockfile_committed`). */
+    check: text('check').notNull(),
+    title: text('title').notNull(),
+    category: text('category').notNull(),
+    weight: integer('weight').notNull(),
+    result: text('result').$type<'pass' | 'fail' | 'unknown'>().notNull(),
+    /** `{paths?, numbers?, note}`: what the result was judged from. */
+    evidence: jsonb('evidence').$type<Record<string, unknown>>().notNull(),
+    remedy: text('remedy').notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('scorecard_checks_check_idx').on(t.scorecardId, t.check)],
+);
+
+/** A next step a scorecard suggests; with an operation, svc can do it as a `quick_action` task. */
+export const quickActions = pgTable(
+  'quick_actions',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    scorecardId: text('scorecard_id').notNull(),
+    kind: text('kind').notNull(),
+    /** The check it would make pass. */
+    check: text('check').notNull(),
+    title: text('title').notNull(),
+    /** One sentence: what it will do. */
+    does: text('does').notNull(),
+    /** `{tool, method, path}` that does it; null when svc cannot (`why_no_operation` says why). */
+    operation: jsonb('operation').$type<{ tool: string; method: string; path: string } | null>(),
+    whyNoOperation: text('why_no_operation'),
+    /** The files a draft pull request would add, and its title and body (null: no pull request). */
+    change: jsonb('change').$type<Record<string, unknown> | null>(),
+    status: text('status')
+      .$type<'available' | 'running' | 'done' | 'failed'>()
+      .notNull()
+      .default('available'),
+    taskId: text('task_id'),
+    /** What running it did: the pull request opened, or the code host's reason for refusing. */
+    result: jsonb('result').$type<Record<string, unknown> | null>(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index('quick_actions_scorecard_idx').on(t.scorecardId, t.createdAt)],
 );

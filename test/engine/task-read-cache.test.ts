@@ -51,6 +51,11 @@ describe.each(DATABASE_KINDS)('task read cache on %s', (kind) => {
       await tx.update(runs).set({ statusText: 'in a transaction' }).where(eq(runs.taskId, taskId));
     });
     expect((await read()).run?.statusText).toBe('in a transaction');
+    // A write that starts like a read: WITH … (INSERT … SELECT …) SELECT ….
+    await t.db.rows(
+      sql`WITH w AS (UPDATE runs SET status_text = 'with a write' WHERE task_id = ${taskId} RETURNING id) SELECT id FROM w`,
+    );
+    expect((await read()).run?.statusText).toBe('with a write');
     await engine.cancel(taskId);
     expect((await read()).run?.status).toBe('canceled');
   });

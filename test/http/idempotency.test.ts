@@ -1,11 +1,14 @@
 /** Idempotency-Key: replay, conflict, in-progress, and release on failure. Both storage engines. */
-import { count } from 'drizzle-orm';
+import { count, sql } from 'drizzle-orm';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestFingerprint } from '../../src/http/idempotency';
+import { IDEMPOTENCY_IN_PROGRESS_MS, requestFingerprint, withIdempotency } from '../../src/http/idempotency';
+import { isConnectionLost } from '../../src/storage/database';
 import { idempotencyRecords, projects } from '../../src/storage/schema';
 import { bearer, createTestApp, type TestApp } from '../helpers/app';
-import { DATABASE_KINDS } from '../helpers/db';
+import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../helpers/db';
 import { makeRepo, makeReposDir } from '../helpers/git';
+import { ADMIN_URL } from '../helpers/paths';
 
 describe.each(DATABASE_KINDS)('Idempotency-Key on %s', (kind) => {
   let t: TestApp;
@@ -124,5 +127,87 @@ describe.each(DATABASE_KINDS)('Idempotency-Key on %s', (kind) => {
     const res = await post('has space', body('idem'));
     expect(res.statusCode).toBe(400);
     expect(res.json().error.code).toBe('validation_failed');
+  });
+});
+
+describe('Idempotency-Key when the database connection dies (PostgreSQL)', () => {
+  let tdb: TestDatabase;
+  let admin: pg.Client;
+  let control: pg.Client;
+  let name: string;
+  const principal = {
+    keyId: 'key_conn',
+    kind: 'workspace' as const,
+    workspaceId: 'wsp_conn',
+    pinnedProjectId: null,
+  };
+  const request = { method: 'POST', path: '/api/v1/things', body: { a: 1 } };
+
+  beforeAll(async () => {
+    tdb = await createTestDatabase('postgres');
+    name = new URL(tdb.url ?? '').pathname.slice(1);
+    admin = new pg.Client({ connectionString: ADMIN_URL });
+    control = new pg.Client({ connectionString: tdb.url });
+    await Promise.all([admin.connect(), control.connect()]);
+  });
+  afterAll(async () => {
+    await admin?.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`).catch(() => {});
+    await Promise.all([admin?.end().catch(() => {}), control?.end().catch(() => {})]);
+    await tdb?.close();
+  });
+
+  it('releases a key whose request died with its connection, even while the database is still away', async () => {
+    const first = withIdempotency(tdb.db, principal, 'k-conn', request, async () => {
+      await tdb.db.rows(sql`SELECT pg_sleep(30)`);
+      return { status: 201, body: { first: true } };
+    });
+    let held: { state: string; expires_at: Date } | undefined;
+    for (let i = 0; i < 200 && !held; i++) {
+      const { rows } = await control.query(
+        "SELECT r.state, r.expires_at FROM idempotency_records r, pg_stat_activity a WHERE r.key = 'k-conn' AND a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.query ILIKE '%pg_sleep%' AND a.state = 'active'",
+      );
+      held = rows[0];
+      if (!held) await new Promise((r) => setTimeout(r, 25));
+    }
+    // In progress, and held for minutes (not the 24 h an answer is kept) should its process die.
+    expect(held?.state).toBe('in_progress');
+    expect(held ? held.expires_at.getTime() - Date.now() : 0).toBeLessThanOrEqual(IDEMPOTENCY_IN_PROGRESS_MS);
+
+    // What a restart does: every connection ends, and for a moment no new one is accepted.
+    await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`);
+    try {
+      await control.query(
+        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+      );
+      const error = await first.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(isConnectionLost(error)).toBe(true);
+      await new Promise((r) => setTimeout(r, 500));
+    } finally {
+      await admin.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`);
+    }
+
+    // Once the database is back the key is released: the same request under it runs (not 409).
+    const deadline = Date.now() + 10_000;
+    let again: Awaited<ReturnType<typeof withIdempotency>> | null = null;
+    let last: unknown;
+    while (!again && Date.now() < deadline) {
+      again = await withIdempotency(tdb.db, principal, 'k-conn', request, async () => ({
+        status: 201,
+        body: { second: true },
+      })).catch((e: unknown) => {
+        last = e;
+        return null;
+      });
+      if (!again) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(again, String(last)).toEqual({ status: 201, body: { second: true }, replayed: false });
+    const replay = await withIdempotency(tdb.db, principal, 'k-conn', request, async () => ({
+      status: 500,
+      body: {},
+    }));
+    expect(replay).toEqual({ status: 201, body: { second: true }, replayed: true });
   });
 });

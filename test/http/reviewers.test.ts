@@ -14,7 +14,7 @@ import { bearer, createProject, createTestApp, type TestApp } from '../helpers/a
 import { DATABASE_KINDS } from '../helpers/db';
 import { makeRepo, makeReposDir } from '../helpers/git';
 
-/** A second workspace with one project and a key pinned to it. */
+/** A second workspace with one project and a workspace key of its own (sent with Project-ID). */
 async function otherWorkspace(t: TestApp) {
   const { db } = t.services;
   const workspaceId = newId('workspace');
@@ -24,8 +24,8 @@ async function otherWorkspace(t: TestApp) {
     .insert(projects)
     .values({ id: projectId, workspaceId, name: 'o', repoFullName: 'acme/o', installationId: 1 });
   await seedCatalogReviewers(db, workspaceId);
-  const { secret } = await createApiKey(db, { workspaceId, kind: 'project', projectId, name: 'other' });
-  return { workspaceId, projectId, headers: bearer(secret) };
+  const { secret } = await createApiKey(db, { workspaceId, kind: 'workspace', name: 'other' });
+  return { workspaceId, projectId, headers: { ...bearer(secret), 'project-id': projectId } };
 }
 
 describe.each(DATABASE_KINDS)('reviewers on %s', (kind) => {

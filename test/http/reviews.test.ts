@@ -277,14 +277,32 @@ describe('reviews', () => {
     [{ pr: 1, reviewers: ['nope'] }, 400, /unknown reviewer/],
     [{ pr: 1, reviewers: ['general@martian/x'] }, 400, /unknown model provider/],
     [{ pr: 1, reviewers: ['security@openai/gpt-4o'] }, 400, /builtin\/rules/],
-    [{ pr: 99 }, 404, /pull request 99/],
-    [{ base: 'deadbeef', head: 'cafebabe' }, 404, /deadbeef|resolve/],
     [{ reviewers: ['security'] }, 400, /pr/],
     [{ pr: 1, delivery: 'email' }, 400, /delivery/],
   ])('rejects %j with %i', async (payload, status, message) => {
     const res = await create(payload);
     expect(res.statusCode).toBe(status);
     expect(JSON.stringify(res.json().error)).toMatch(message);
+  });
+
+  it.each([
+    [{ pr: 99 }, /pull request 99 not found in acme\/shop/],
+    [{ base: 'deadbeef', head: 'cafebabe' }, /deadbeef/],
+  ])('acknowledges %j, then fails its run by name with the code host’s message', async (payload, message) => {
+    // The acknowledgement validates the request, not the target: resolving it is the run's first step.
+    const res = await create(payload);
+    expect(res.statusCode).toBe(202);
+    const review = await waitForReview(res.json().id);
+    expect(review.run.status).toBe('failed');
+    expect(review.run.error.code).toBe('tool_failed');
+    expect(review.run.error.message).toMatch(message);
+    expect(review.findings).toBeNull();
+    const transcript = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/tasks/${review.id}/messages`,
+      headers,
+    });
+    expect(JSON.stringify(transcript.json())).toContain('tool_failed');
   });
 
   it('edits the configuration only under If-Match; a run executes the revision it was created with', async () => {

@@ -221,9 +221,10 @@ describe('skill revisions', () => {
       .insert(projects)
       .values({ id: projectId, workspaceId, name: 'o', repoFullName: 'acme/o', installationId: 1 });
     await seedCatalogReviewers(db, workspaceId);
-    const other = bearer(
-      (await createApiKey(db, { workspaceId, kind: 'project', projectId, name: 'o' })).secret,
-    );
+    const other = {
+      ...bearer((await createApiKey(db, { workspaceId, kind: 'workspace', name: 'o' })).secret),
+      'project-id': projectId,
+    };
 
     const cross = await read(mine.id, other);
     expect(cross.statusCode).toBe(404);

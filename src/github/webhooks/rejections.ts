@@ -16,7 +16,9 @@ export type RejectionReason =
   | 'signature_mismatch'
   | 'delivery_id_missing'
   | 'event_missing'
-  | 'body_unreadable';
+  | 'body_unreadable'
+  /** The in-flight body budget (SVC_WEBHOOK_INFLIGHT_BYTES) had no room for the body. */
+  | 'over_budget';
 
 export interface Rejection {
   reason: RejectionReason;

@@ -6,6 +6,7 @@
  * with a `runtime` range runs only where the repository's stated runtime versions put it in range
  * (./runtime-version.ts), and its findings say which statement did.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { parse } from '@ast-grep/napi';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
@@ -134,6 +135,10 @@ async function pool<T>(items: T[], limit: number, signal: AbortSignal, work: (it
       signal.throwIfAborted();
       const item = items[next++] as T;
       await work(item);
+      // A parse already cached (the second skill on a file) or a scan that is all promises never
+      // leaves the microtask queue: give the event loop a turn per file, so a long review does
+      // not stop the server answering meanwhile.
+      await nextTurn();
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));

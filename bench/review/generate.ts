@@ -23,6 +23,11 @@ export interface GenerateOptions {
    * git reads 4,000+ loose objects and the diff and file reads take about three times as long.
    */
   pack?: boolean;
+  /**
+   * The share of new pieces that carry something a rule flags (default 0.025, a few percent);
+   * 1 makes every new piece a finding, for a review with tens of thousands of them.
+   */
+  flagRate?: number;
 }
 
 export interface GeneratedChange {
@@ -204,7 +209,7 @@ interface Piece {
   imports?: string[];
 }
 
-const FLAG_RATE = 0.025;
+const DEFAULT_FLAG_RATE = 0.025;
 
 function awsKeyId(rng: Rng): string {
   const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
@@ -726,7 +731,7 @@ function withImports(lines: Line[], imports: Set<string>, existing: Set<string>)
   return [...lines.slice(0, at), ...missing.map((text) => ({ text, fresh: true })), ...lines.slice(at)];
 }
 
-function codeFile(spec: FileSpec, rng: Rng, names: Names, planted: Record<string, number>) {
+function codeFile(spec: FileSpec, rng: Rng, names: Names, planted: Record<string, number>, flagRate: number) {
   const pkg = spec.path.split('/')[1] ?? 'app';
   const baseLines: string[] = [];
   const baseImports = new Set<string>();
@@ -774,7 +779,7 @@ function codeFile(spec: FileSpec, rng: Rng, names: Names, planted: Record<string
     budget -= 2;
   }
   while (budget > 0) {
-    const p = piece(spec.kind, rng, names, rng.chance(FLAG_RATE));
+    const p = piece(spec.kind, rng, names, rng.chance(flagRate));
     const importsNeeded = (p.imports ?? []).filter((x) => !baseImports.has(x) && !headImports.has(x));
     const cost = p.lines.length + 1 + importsNeeded.length;
     let block: Line[];
@@ -915,7 +920,7 @@ export function generateChange(dir: string, options: GenerateOptions): Generated
         ? markdownFile(spec, rng, names)
         : spec.kind === 'json'
           ? jsonFile(spec, rng, names)
-          : codeFile(spec, rng, names, planted);
+          : codeFile(spec, rng, names, planted, options.flagRate ?? DEFAULT_FLAG_RATE);
     if (made.baseText !== null) {
       mkdirSync(dirname(join(dir, spec.path)), { recursive: true });
       writeFileSync(join(dir, spec.path), made.baseText);

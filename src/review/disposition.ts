@@ -13,6 +13,7 @@ import { type DispositionKind, dispositionRefusal } from '../core/review';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { events, findings } from '../storage/schema';
+import { withLedgerMutex } from './ledger-lock';
 
 type FindingRow = typeof findings.$inferSelect;
 type EventRow = typeof events.$inferSelect;
@@ -63,7 +64,7 @@ type Tx = Parameters<Parameters<Database['orm']['transaction']>[0]>[0];
  * Applies a disposition to finding `findingId` of the project. Null when the project has no such
  * finding; throws `DispositionConflict` when its status does not allow it. The row and its event
  * are written in one transaction, after the ledger's lock: a review writing the same ledger
- * (`recordInLedger` holds the same lock) lands wholly before or after it.
+ * (`recordInLedger` holds the same lock for its whole merge) lands wholly before or after it.
  */
 export async function applyDisposition(
   db: Database,
@@ -78,28 +79,37 @@ export async function applyDisposition(
     eq(findings.workspaceId, scope.workspaceId),
     eq(findings.projectId, scope.projectId),
   );
-  return db.orm.transaction(async (tx) => {
-    const [located] = await tx.select({ ledgerKey: findings.ledgerKey }).from(findings).where(mine).limit(1);
-    if (!located) return null;
-    await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${located.ledgerKey}))`);
-    // Read again under the lock: a review may have fixed or reopened it meanwhile.
-    const [current] = await tx.select().from(findings).where(mine).limit(1);
-    if (!current) return null;
-    const refusal = dispositionRefusal(current.status, disposition.kind);
-    if (refusal) throw new DispositionConflict(current.id, current.status, disposition.kind, refusal);
-    const [finding] = await tx
-      .update(findings)
-      .set(
-        disposition.kind === 'dismissed'
-          ? { status: 'dismissed', dismissedReason: disposition.reason, dismissedAt: now, updatedAt: now }
-          : { status: 'open', dismissedReason: null, dismissedAt: null, updatedAt: now },
-      )
-      .where(eq(findings.id, current.id))
-      .returning();
-    if (!finding) throw new Error(`finding ${current.id} update returned no row`);
-    const event = await appendDispositionEvent(tx, finding, disposition, author, now);
-    return { finding, event };
-  });
+  // A finding never changes ledger, so its key is read first: a review's merge writes in many
+  // transactions and holds the ledger's lock (./ledger-lock.ts) across them all.
+  const [located] = await db.orm
+    .select({ ledgerKey: findings.ledgerKey })
+    .from(findings)
+    .where(mine)
+    .limit(1);
+  if (!located) return null;
+  return withLedgerMutex(db, located.ledgerKey, () =>
+    db.orm.transaction(async (tx) => {
+      // On PostgreSQL this waits for a merge another process is making of the same ledger.
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtext(${located.ledgerKey}))`);
+      // Read again under the lock: a review may have fixed or reopened it meanwhile.
+      const [current] = await tx.select().from(findings).where(mine).limit(1);
+      if (!current) return null;
+      const refusal = dispositionRefusal(current.status, disposition.kind);
+      if (refusal) throw new DispositionConflict(current.id, current.status, disposition.kind, refusal);
+      const [finding] = await tx
+        .update(findings)
+        .set(
+          disposition.kind === 'dismissed'
+            ? { status: 'dismissed', dismissedReason: disposition.reason, dismissedAt: now, updatedAt: now }
+            : { status: 'open', dismissedReason: null, dismissedAt: null, updatedAt: now },
+        )
+        .where(eq(findings.id, current.id))
+        .returning();
+      if (!finding) throw new Error(`finding ${current.id} update returned no row`);
+      const event = await appendDispositionEvent(tx, finding, disposition, author, now);
+      return { finding, event };
+    }),
+  );
 }
 
 /**

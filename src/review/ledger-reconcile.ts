@@ -10,6 +10,11 @@
  * a person suppressed inline (`svc-ignore`) is recorded as dismissed with that reason.
  */
 import { findingFingerprint, normalizeAnchor } from '../core/review';
+import { runToEnd, type Steps, slicer } from './cooperative';
+
+/** Characters of a file searched for an anchor that count as one item of work (./cooperative.ts). */
+const SEARCHED_CHARS_PER_ITEM = 10_000;
+
 import type { MergedFinding } from './merge';
 
 export type FindingStatus = 'open' | 'fixed' | 'dismissed';
@@ -61,12 +66,22 @@ export interface Reconciliation<E extends LedgerEntry> {
   dismissedInline: number;
 }
 
-function anchorOf(text: string | null, line: number, endLine: number): string {
-  if (text === null) return '';
-  return text
-    .split('\n')
-    .slice(line - 1, endLine)
-    .join('\n');
+/** The lines of each file at head, split once however many findings point into it. */
+function linesAtHead(headText: HeadText): (path: string) => string[] | null {
+  const cache = new Map<string, string[] | null>();
+  return (path) => {
+    let lines = cache.get(path);
+    if (lines === undefined) {
+      lines = headText(path)?.split('\n') ?? null;
+      cache.set(path, lines);
+    }
+    return lines;
+  };
+}
+
+function anchorOf(lines: string[] | null, line: number, endLine: number): string {
+  if (lines === null) return '';
+  return lines.slice(line - 1, endLine).join('\n');
 }
 
 /**
@@ -86,29 +101,55 @@ export function reportedFields(finding: MergedFinding) {
   };
 }
 
+export interface Fingerprinted {
+  finding: MergedFinding;
+  fingerprint: string;
+  anchor: string;
+}
+
 /** Fingerprints for this run's findings; identical code flagged twice in a file stays two findings. */
-export function fingerprintAll(
-  found: MergedFinding[],
-  headText: HeadText,
-): { finding: MergedFinding; fingerprint: string; anchor: string }[] {
+export function fingerprintAll(found: MergedFinding[], headText: HeadText): Fingerprinted[] {
+  return runToEnd(fingerprintSteps(found, headText));
+}
+
+/** `fingerprintAll` in slices (./cooperative.ts). */
+export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): Steps<Fingerprinted[]> {
+  // By path (in localeCompare order, compared once per distinct path), then line; ties keep
+  // their order. Sorted by precomputed numbers: tens of thousands of findings sort in one slice.
+  const rank = new Map(
+    [...new Set(found.map((f) => f.path))].sort((a, b) => a.localeCompare(b)).map((p, i) => [p, i]),
+  );
+  const pathRank = found.map((f) => rank.get(f.path) as number);
+  const order = found.map((_, i) => i);
+  order.sort(
+    (i, j) =>
+      (pathRank[i] as number) - (pathRank[j] as number) ||
+      (found[i] as MergedFinding).line - (found[j] as MergedFinding).line ||
+      i - j,
+  );
+  const sorted = order.map((i) => found[i] as MergedFinding);
+  yield;
+  const lines = linesAtHead(headText);
   const occurrences = new Map<string, number>();
-  return [...found]
-    .sort((a, b) => a.path.localeCompare(b.path) || a.line - b.line)
-    .map((finding) => {
-      const anchor = normalizeAnchor(anchorOf(headText(finding.path), finding.line, finding.endLine));
-      const base = `${finding.path}\u0000${finding.rule}\u0000${anchor}`;
-      const n = (occurrences.get(base) ?? 0) + 1;
-      occurrences.set(base, n);
-      return {
-        finding,
-        anchor,
-        fingerprint: findingFingerprint({
-          path: finding.path,
-          rule: finding.rule,
-          anchorText: n === 1 ? anchor : `${anchor}#${n}`,
-        }),
-      };
+  const tick = slicer();
+  const out: Fingerprinted[] = [];
+  for (const finding of sorted) {
+    const anchor = normalizeAnchor(anchorOf(lines(finding.path), finding.line, finding.endLine));
+    const base = `${finding.path}\u0000${finding.rule}\u0000${anchor}`;
+    const n = (occurrences.get(base) ?? 0) + 1;
+    occurrences.set(base, n);
+    out.push({
+      finding,
+      anchor,
+      fingerprint: findingFingerprint({
+        path: finding.path,
+        rule: finding.rule,
+        anchorText: n === 1 ? anchor : `${anchor}#${n}`,
+      }),
     });
+    if (tick()) yield;
+  }
+  return out;
 }
 
 /** True when the normalized anchor still occurs in the file's text at head. */
@@ -129,6 +170,16 @@ export function reconcileLedger<E extends LedgerEntry>(
   headText: HeadText,
   inspectedPaths: ReadonlySet<string>,
 ): Reconciliation<E> {
+  return runToEnd(reconcileSteps(existing, found, headText, inspectedPaths));
+}
+
+/** `reconcileLedger` in slices (./cooperative.ts). */
+export function* reconcileSteps<E extends LedgerEntry>(
+  existing: readonly E[],
+  found: MergedFinding[],
+  headText: HeadText,
+  inspectedPaths: ReadonlySet<string>,
+): Steps<Reconciliation<E>> {
   const byFingerprint = new Map(existing.map((entry) => [entry.fingerprint, entry]));
   const seen = new Set<string>();
   const plan: Reconciliation<E> = {
@@ -139,8 +190,10 @@ export function reconcileLedger<E extends LedgerEntry>(
     stillDismissed: 0,
     dismissedInline: 0,
   };
+  const tick = slicer();
 
-  for (const { finding, fingerprint, anchor } of fingerprintAll(found, headText)) {
+  for (const { finding, fingerprint, anchor } of yield* fingerprintSteps(found, headText)) {
+    if (tick()) yield;
     seen.add(fingerprint);
     const entry = byFingerprint.get(fingerprint);
     // An inline `svc-ignore` is a person's answer, recorded like a `wontfix:` reply.
@@ -171,9 +224,20 @@ export function reconcileLedger<E extends LedgerEntry>(
     });
   }
 
+  // Each inspected file normalized once, however many of its findings are checked against it.
+  const normalized = new Map<string, string | null>();
   for (const entry of existing) {
+    if (tick()) yield;
     if (entry.status !== 'open' || seen.has(entry.fingerprint) || !inspectedPaths.has(entry.path)) continue;
-    if (anchorStillPresent(entry.anchorText, headText(entry.path))) continue;
+    let text = normalized.get(entry.path);
+    if (text === undefined) {
+      const raw = headText(entry.path);
+      text = raw === null ? null : normalizeAnchor(raw);
+      normalized.set(entry.path, text);
+    }
+    // A search through a large file counts as more work before the next yield.
+    if (text !== null && tick(text.length / SEARCHED_CHARS_PER_ITEM)) yield;
+    if (text !== null && (entry.anchorText === '' || text.includes(entry.anchorText))) continue;
     plan.fixed.push(entry);
   }
   return plan;

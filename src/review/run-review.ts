@@ -16,7 +16,7 @@ import { declaredRoles, knowledgeBrief } from '../knowledge/brief';
 import { knowledgeForReview } from '../knowledge/for-review';
 import { configuredProviders } from '../reviewers/llm/providers';
 import type { ReviewerResult, ReviewFile } from '../reviewers/types';
-import type { Database } from '../storage/database';
+import { type Database, isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
 import { type ReviewConfig, reviewConfigSchema } from './config';
@@ -24,7 +24,7 @@ import { executeReviewer } from './execute-reviewer';
 import { currentLearnings } from './learnings';
 import { recordInLedger } from './ledger';
 import { type LineupEntry, type ResolvedReviewer, resolveEntry } from './lineup';
-import { mergeFindings } from './merge';
+import { mergeFindingsCooperatively } from './merge';
 import { planLineup } from './planner';
 import {
   applyLearnings,
@@ -59,10 +59,29 @@ export interface ReviewLifecycle {
   ): Promise<void>;
 }
 
+/** A review task created through the API for a pull request, delivered to the code host. */
+export interface AnnouncedReview {
+  projectId: string;
+  pullRequest: number;
+  taskId: string;
+}
+
+/**
+ * Queues the pull request's check for the review (`queued`, the pull request `planning`), with
+ * the deadline fallback an automatic review has (automation/, via main.ts).
+ */
+export type ReviewAnnouncer = (review: AnnouncedReview) => Promise<void>;
+
 export interface ReviewDeps {
   codeHosts: CodeHosts;
   env: NodeJS.ProcessEnv;
   lifecycle?: ReviewLifecycle;
+  /**
+   * Puts an API-created review delivered to the code host on its check, as the trigger does for
+   * an automatic one when it creates it: the acknowledgement asks the code host nothing, so the
+   * run does this first, once it knows the pull request's head.
+   */
+  announce?: ReviewAnnouncer;
 }
 
 type Target = {
@@ -189,6 +208,7 @@ export function reviewHandler(deps: ReviewDeps): TaskHandler {
       pct: 5,
     });
     const target = await resolveTarget(ctx, host, repo, config);
+    await announce(ctx, deps, config, target);
     try {
       return await review(ctx, deps, {
         host,
@@ -204,14 +224,29 @@ export function reviewHandler(deps: ReviewDeps): TaskHandler {
       throw error;
     }
   };
-  // A review a brake refused still ends its pull request's check: skipped, with the reason.
-  handler.notStarted = async (ctx, error) => {
+  // A review that never ran (a brake refused it, no worker took it, its worker died for good)
+  // still ends its pull request's check: skipped, with the reason.
+  handler.abandoned = async (ctx, error) => {
     const config = reviewConfigSchema.parse(ctx.run.input);
     const { project, host } = await projectAndHost(ctx, deps.codeHosts);
     const target = await resolveTarget(ctx, host, project.repoFullName, config);
     await notReviewed(ctx, deps, { host, repo: project.repoFullName, config, target }, error);
   };
   return handler;
+}
+
+/**
+ * An API review delivered to the code host gets its check `queued` with the deadline fallback,
+ * before the run reports `in_progress`. Automatic reviews were queued by their trigger, and a
+ * replacement run by the run it replaces. A failure to queue is a warning, not the run's end:
+ * the run still posts the check (in progress, then its verdict).
+ */
+async function announce(ctx: RunContext, deps: ReviewDeps, config: ReviewConfig, target: Target) {
+  if (!deps.announce || config.delivery !== 'codehost' || target.number === null) return;
+  if ((ctx.run.input as { automatic?: unknown }).automatic === true || ctx.run.retryOf !== null) return;
+  await deps
+    .announce({ projectId: ctx.task.projectId ?? '', pullRequest: target.number, taskId: ctx.task.id })
+    .catch((e: unknown) => ctx.warn(`could not queue the code-host check: ${(e as Error).message}`));
 }
 
 /** The pull request's review errored: its status says so and its check completes skipped. */
@@ -270,7 +305,7 @@ async function review(
 
   // Head contents: the changed files, plus files of open findings (to tell whether they were fixed).
   const openRows = await db.orm
-    .select({ path: findings.path })
+    .selectDistinct({ path: findings.path })
     .from(findings)
     .where(and(eq(findings.ledgerKey, ledgerKey), eq(findings.status, 'open')));
   const readable = diff.files.filter((f) => f.change !== 'deleted' && !f.binary && !f.skipped);
@@ -281,7 +316,8 @@ async function review(
   const text = new Map(paths.map((p) => [p, decodeText(contents.get(p))]));
   // The repository's own configuration and attributes decide which files are reviewed, in what role.
   // What the repository's knowledge declares (svc.json) joins them: its test, generated and
-  // vendored paths, and, for model reviewers, a summary of its runtimes and tooling.
+  // vendored paths; for model reviewers, a summary of its runtimes and tooling; for rule
+  // reviewers, the runtime versions that decide which version-dependent rules run.
   const { knowledge, gaps: knowledgeGaps } = await knowledgeForReview(db.orm, host, job.project);
   const context = withDeclaredRoles(
     repositoryContext(new Map(CONTEXT_PATHS.map((p) => [p, decodeText(contents.get(p))]))),
@@ -332,6 +368,8 @@ async function review(
     guidance,
     learnings: learningRows.map((l) => l.learning),
     knowledge: knowledge ? knowledgeBrief(knowledge) : '',
+    // Rules that depend on a runtime version run on the versions the repository states.
+    runtimes: knowledge?.runtimes ?? [],
     signal: ctx.signal,
   };
   const drafts: FindingDraft[] = [];
@@ -384,7 +422,8 @@ async function review(
   if (lineup.length > 0 && failures.length === lineup.length) {
     // Nothing reviewed: the run fails by the first reviewer's named reason.
     const first = failures[0]?.error;
-    throw first instanceof RunFailure
+    // A lost database connection goes up as it is: the worker fails the run by name and replaces it.
+    throw first instanceof RunFailure || isConnectionLost(first)
       ? first
       : new RunFailure('unknown', `every reviewer failed: ${(first as Error)?.message}`);
   }
@@ -412,26 +451,40 @@ async function review(
   lap('bookkeeping_ms');
   // A canceled or timed-out run must not write the ledger or post anything after the fact.
   ctx.signal.throwIfAborted();
+  // Tens of thousands of findings must not stop the server answering: the merge gives the event
+  // loop a turn every few hundred findings and writes the ledger in short batches (./ledger.ts).
   const merged = applyLearnings(
-    markSuppressed(mergeFindings(applyPolicy(drafts, files, context)), (p) => text.get(p) ?? null),
+    markSuppressed(
+      await mergeFindingsCooperatively(applyPolicy(drafts, files, context)),
+      (p) => text.get(p) ?? null,
+    ),
     learningRows,
   );
-  const outcome = await db.orm.transaction((tx) =>
-    recordInLedger(
-      tx,
-      {
-        ledgerKey,
-        workspaceId: ctx.task.workspaceId,
-        projectId,
-        pullRequestId: target.pullRequestId,
-        taskId: ctx.task.id,
-        runId: ctx.run.id,
-        headSha: target.headSha,
+  let progressAt = performance.now();
+  const outcome = await recordInLedger(
+    db,
+    {
+      ledgerKey,
+      workspaceId: ctx.task.workspaceId,
+      projectId,
+      pullRequestId: target.pullRequestId,
+      taskId: ctx.task.id,
+      runId: ctx.run.id,
+      headSha: target.headSha,
+    },
+    merged,
+    (path) => text.get(path) ?? null,
+    new Set(paths),
+    {
+      signal: ctx.signal,
+      onProgress: async (written, total) => {
+        if (performance.now() - progressAt < 2_000) return;
+        progressAt = performance.now();
+        await ctx.progress({
+          statusText: `merging findings into the ledger: ${written} of ${total} written`,
+        });
       },
-      merged,
-      (path) => text.get(path) ?? null,
-      new Set(paths),
-    ),
+    },
   );
   // The findings are committed to the ledger before anything is posted: a failed post loses none.
   await setReviewStatus(db, target.pullRequestId, 'reviews_available');

@@ -138,7 +138,7 @@ describe.each(DATABASE_KINDS)('the file ledger and the %s ledger', (kind) => {
           .where(eq(findings.fingerprint, target.fingerprint));
       }
       const db = await recordInLedger(
-        t.db.orm,
+        t.db,
         {
           ledgerKey: key,
           workspaceId: 'ws',

@@ -48,12 +48,12 @@ describe.each(DATABASE_KINDS)('findings ledger on %s', (kind) => {
 
   it('opens new findings and does not duplicate them on a re-run, even when lines shift', async () => {
     const v1 = { 'src/a.ts': 'const a = 1;\neval(input);\n' };
-    const first = await recordInLedger(db.orm, scope('run_1'), [found({})], text(v1), new Set(['src/a.ts']));
+    const first = await recordInLedger(db, scope('run_1'), [found({})], text(v1), new Set(['src/a.ts']));
     expect(first.opened).toBe(1);
     // Two lines added above: the same defect, now on line 4.
     const v2 = { 'src/a.ts': '// header\n// more\nconst a = 1;\neval(input);\n' };
     const second = await recordInLedger(
-      db.orm,
+      db,
       scope('run_2'),
       [found({ line: 4, endLine: 4 })],
       text(v2),
@@ -68,7 +68,7 @@ describe.each(DATABASE_KINDS)('findings ledger on %s', (kind) => {
   it('keeps two identical defects in one file as two findings', async () => {
     const v = { 'src/b.ts': 'eval(x);\neval(x);\n' };
     await recordInLedger(
-      db.orm,
+      db,
       scope('run_3', 'pr:2'),
       [found({ path: 'src/b.ts', line: 1, endLine: 1 }), found({ path: 'src/b.ts', line: 2, endLine: 2 })],
       text(v),
@@ -79,7 +79,7 @@ describe.each(DATABASE_KINDS)('findings ledger on %s', (kind) => {
 
   it('marks a finding fixed when its code is gone and it was not found again', async () => {
     const fixed = { 'src/a.ts': '// header\n// more\nconst a = 1;\nrun(input);\n' };
-    const outcome = await recordInLedger(db.orm, scope('run_4'), [], text(fixed), new Set(['src/a.ts']));
+    const outcome = await recordInLedger(db, scope('run_4'), [], text(fixed), new Set(['src/a.ts']));
     expect(outcome.fixed).toBe(1);
     expect((await rows())[0]).toMatchObject({ status: 'fixed', fixedRunId: 'run_4' });
   });
@@ -87,13 +87,13 @@ describe.each(DATABASE_KINDS)('findings ledger on %s', (kind) => {
   it('keeps a finding open when its code is still there but the reviewer did not report it this time', async () => {
     const v = { 'src/c.ts': 'eval(y);\n' };
     await recordInLedger(
-      db.orm,
+      db,
       scope('run_5', 'pr:3'),
       [found({ path: 'src/c.ts', line: 1, endLine: 1 })],
       text(v),
       new Set(['src/c.ts']),
     );
-    const outcome = await recordInLedger(db.orm, scope('run_6', 'pr:3'), [], text(v), new Set(['src/c.ts']));
+    const outcome = await recordInLedger(db, scope('run_6', 'pr:3'), [], text(v), new Set(['src/c.ts']));
     expect(outcome.fixed).toBe(0);
     expect((await rows('pr:3'))[0]?.status).toBe('open');
   });
@@ -101,7 +101,7 @@ describe.each(DATABASE_KINDS)('findings ledger on %s', (kind) => {
   it('keeps a dismissed finding dismissed when it is found again', async () => {
     const v = { 'src/d.ts': 'eval(z);\n' };
     await recordInLedger(
-      db.orm,
+      db,
       scope('run_7', 'pr:4'),
       [found({ path: 'src/d.ts', line: 1, endLine: 1 })],
       text(v),
@@ -112,7 +112,7 @@ describe.each(DATABASE_KINDS)('findings ledger on %s', (kind) => {
       .set({ status: 'dismissed', dismissedReason: 'test fixture' })
       .where(eq(findings.ledgerKey, 'pr:4'));
     const outcome = await recordInLedger(
-      db.orm,
+      db,
       scope('run_8', 'pr:4'),
       [found({ path: 'src/d.ts', line: 1, endLine: 1 })],
       text(v),
@@ -126,7 +126,7 @@ describe.each(DATABASE_KINDS)('findings ledger on %s', (kind) => {
   it('reopens a fixed finding that comes back', async () => {
     const back = { 'src/a.ts': 'eval(input);\n' };
     const outcome = await recordInLedger(
-      db.orm,
+      db,
       scope('run_9'),
       [found({ line: 1, endLine: 1 })],
       text(back),

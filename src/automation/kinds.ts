@@ -2,7 +2,7 @@
  * Task kinds of the pull request automation: the review deadline, fix proposals, the study pass
  * and plan reviews. Each is small but real, and fails by name when it cannot do its work.
  */
-import { and, eq, gt, sql } from 'drizzle-orm';
+import { and, desc, eq, gt, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { RunFailure } from '../core/failures';
 import type { Engine } from '../engine/engine';
@@ -11,15 +11,29 @@ import type { TaskHandler } from '../engine/types';
 import { readFrontMatter } from '../plans/document';
 import { recordPlanReview } from '../plans/lifecycle';
 import { newId } from '../storage/ids';
-import { checkRuns, findings, learnings, pullRequests } from '../storage/schema';
+import { checkRuns, findings, learnings, pullRequests, runs } from '../storage/schema';
 import { checkStillReviewing } from './check';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+async function reviewEnded(ctx: Parameters<TaskHandler>[0], reviewTaskId: string): Promise<boolean> {
+  const [latest] = await ctx.db.orm
+    .select({ status: runs.status })
+    .from(runs)
+    .where(eq(runs.taskId, reviewTaskId))
+    .orderBy(desc(runs.createdAt))
+    .limit(1);
+  return latest !== undefined && ['completed', 'failed', 'canceled'].includes(latest.status);
+}
+
 /** When a review outlives its deadline, its check completes `neutral` ("still reviewing"). */
 export function checkDeadlineHandler(codeHosts: CodeHosts): TaskHandler {
   return async (ctx) => {
-    const input = ctx.run.input as { pull_request_id: string; head_sha: string };
+    const input = ctx.run.input as { pull_request_id: string; head_sha: string; review_task_id?: string };
+    // The deadline guards one review: once that review has ended, a check now in progress
+    // belongs to another review of the same head, which has a deadline of its own.
+    if (input.review_task_id && (await reviewEnded(ctx, input.review_task_id)))
+      return { action: 'none', reason: 'the review it guards has ended' };
     const [check] = await ctx.db.orm
       .select()
       .from(checkRuns)

@@ -124,6 +124,21 @@ export async function deadlineFor(
   return reviewDeadlineMs(durations);
 }
 
+/** The check of a pull request head: where `Service / Review` is recorded and posted. */
+export function checkTargetOf(
+  project: Pick<typeof projects.$inferSelect, 'id' | 'workspaceId' | 'repoFullName'>,
+  pr: Pick<typeof pullRequests.$inferSelect, 'id'>,
+  headSha: string,
+): CheckTarget {
+  return {
+    workspaceId: project.workspaceId,
+    projectId: project.id,
+    pullRequestId: pr.id,
+    headSha,
+    repo: project.repoFullName,
+  };
+}
+
 /**
  * Puts a review task on its pull request head's check: `queued`, the pull request `planning`,
  * and the deadline as a run of its own, claimable when it falls due (durable, nothing held in
@@ -141,13 +156,7 @@ async function queueReviewCheck(
   },
 ) {
   const { project, pr, headSha } = review;
-  const target: CheckTarget = {
-    workspaceId: project.workspaceId,
-    projectId: project.id,
-    pullRequestId: pr.id,
-    headSha,
-    repo: project.repoFullName,
-  };
+  const target = checkTargetOf(project, pr, headSha);
   const deadlineAt = new Date(Date.now() + review.deadlineMs);
   await checkQueued(deps.db, review.host, target, deadlineAt, review.taskId);
   await deps.db.orm
@@ -196,13 +205,7 @@ export async function startAutomaticReview(
   headSha: string,
   options: { force: boolean; reason: string },
 ): Promise<TriggerOutcome> {
-  const target: CheckTarget = {
-    workspaceId: project.workspaceId,
-    projectId: project.id,
-    pullRequestId: pr.id,
-    headSha,
-    repo: project.repoFullName,
-  };
+  const target = checkTargetOf(project, pr, headSha);
   const existing = await findCheck(deps.db, target);
   if (existing && existing.conclusion !== 'skipped' && !options.force) {
     return {

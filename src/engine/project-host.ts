@@ -6,7 +6,8 @@ import { RunFailure } from '../core/failures';
 import { projects } from '../storage/schema';
 import type { RunContext } from './types';
 
-export async function projectAndHost(ctx: Pick<RunContext, 'db' | 'task'>, codeHosts: CodeHosts) {
+/** The project a run works on; a run whose project is gone fails by name. */
+export async function projectOf(ctx: Pick<RunContext, 'db' | 'task'>) {
   const [project] = await ctx.db.orm
     .select()
     .from(projects)
@@ -14,6 +15,11 @@ export async function projectAndHost(ctx: Pick<RunContext, 'db' | 'task'>, codeH
     .limit(1);
   if (!project)
     throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
+  return project;
+}
+
+export async function projectAndHost(ctx: Pick<RunContext, 'db' | 'task'>, codeHosts: CodeHosts) {
+  const project = await projectOf(ctx);
   const host: CodeHost | null = codeHosts.forInstallation(project.installationId);
   if (!host) {
     throw new RunFailure(

@@ -10,20 +10,10 @@ import { RunFailure } from '../../core/failures';
 import { computeScorecard } from '../../scorecards/compute';
 import { failureOf, QuickActionFailure, recordFailure, runQuickAction } from '../../scorecards/run-action';
 import { SCORECARD_TRIGGERS, type ScorecardTrigger } from '../../scorecards/store';
-import { projects, quickActions } from '../../storage/schema';
+import { quickActions } from '../../storage/schema';
 import type { Engine } from '../engine';
+import { projectOf } from '../project-host';
 import type { RunContext, TaskHandler } from '../types';
-
-async function projectOf(ctx: RunContext) {
-  const [project] = await ctx.db.orm
-    .select()
-    .from(projects)
-    .where(eq(projects.id, ctx.task.projectId ?? ''))
-    .limit(1);
-  if (!project)
-    throw new RunFailure('project_run_mode_unreadable', `project ${ctx.task.projectId} no longer exists`);
-  return project;
-}
 
 /** Creates the task that computes a project's scorecard; returns its task and run. */
 export function enqueueScorecard(

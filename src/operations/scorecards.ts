@@ -145,8 +145,24 @@ async function findQuickAction(ctx: OperationContext, id: string): Promise<Quick
   return row;
 }
 
-/** A page in suggestion (insertion) order: ids are time-ordered, so after the cursor's id. */
-const afterId = (cursor: string | undefined) => decodeCursor(cursor)?.id;
+/**
+ * One page of a scorecard's rows (its checks, its quick actions): the scorecard named, else the
+ * project's latest (an empty list before the first). Rows come in insertion order: ids are
+ * time-ordered, so a page starts after the cursor's id. `read` gets the scorecard, that id and
+ * how many rows to read (one more than the page, to know whether another follows).
+ */
+async function pageOfScorecard<Row extends { id: string; createdAt: Date }, Out>(
+  ctx: OperationContext,
+  query: { scorecard_id?: string | undefined; cursor?: string | undefined; limit: number },
+  toRecord: (row: Row) => Out,
+  read: (scorecardId: string, after: string | undefined, limit: number) => Promise<Row[]>,
+) {
+  const scorecard = await scorecardFor(ctx, query.scorecard_id);
+  if (!scorecard) return { object: 'list' as const, data: [], next_cursor: null };
+  const rows = await read(scorecard.id, decodeCursor(query.cursor)?.id, query.limit + 1);
+  const { data, nextCursor } = page(rows, query.limit);
+  return { object: 'list' as const, data: data.map(toRecord), next_cursor: nextCursor };
+}
 
 const ids = (description: string) => z.strictObject({ id: z.string().min(1).max(200).describe(description) });
 
@@ -261,25 +277,21 @@ const checksList = defineOperation({
     result: z.enum(CHECK_RESULTS).optional().describe('Only checks with this result.'),
   }),
   response: listOf(collectionRecords.checks),
-  handler: async ({ query }, ctx) => {
-    const scorecard = await scorecardFor(ctx, query.scorecard_id);
-    if (!scorecard) return { object: 'list' as const, data: [], next_cursor: null };
-    const after = afterId(query.cursor);
-    const rows = await ctx.services.db.orm
-      .select()
-      .from(scorecardChecks)
-      .where(
-        and(
-          eq(scorecardChecks.scorecardId, scorecard.id),
-          query.result ? eq(scorecardChecks.result, query.result) : undefined,
-          after ? gt(scorecardChecks.id, after) : undefined,
-        ),
-      )
-      .orderBy(asc(scorecardChecks.id))
-      .limit(query.limit + 1);
-    const { data, nextCursor } = page(rows, query.limit);
-    return { object: 'list' as const, data: data.map(toCheck), next_cursor: nextCursor };
-  },
+  handler: async ({ query }, ctx) =>
+    pageOfScorecard(ctx, query, toCheck, (scorecardId, after, limit) =>
+      ctx.services.db.orm
+        .select()
+        .from(scorecardChecks)
+        .where(
+          and(
+            eq(scorecardChecks.scorecardId, scorecardId),
+            query.result ? eq(scorecardChecks.result, query.result) : undefined,
+            after ? gt(scorecardChecks.id, after) : undefined,
+          ),
+        )
+        .orderBy(asc(scorecardChecks.id))
+        .limit(limit),
+    ),
 });
 
 const levelParams = z.strictObject({
@@ -313,7 +325,7 @@ const levelsList = defineOperation({
   response: listOf(collectionRecords['scorecard-levels']),
   handler: async ({ query }, ctx) => {
     const latest = await scorecardFor(ctx, undefined);
-    const after = afterId(query.cursor);
+    const after = decodeCursor(query.cursor)?.id;
     const rest = after ? LEVELS.filter((l) => l.id > after) : [...LEVELS];
     const data = rest.slice(0, query.limit);
     const last = data[data.length - 1];
@@ -347,25 +359,21 @@ const quickActionsList = defineOperation({
     status: z.enum(QUICK_ACTION_STATUSES).optional().describe('Only actions with this status.'),
   }),
   response: listOf(collectionRecords['quick-actions']),
-  handler: async ({ query }, ctx) => {
-    const scorecard = await scorecardFor(ctx, query.scorecard_id);
-    if (!scorecard) return { object: 'list' as const, data: [], next_cursor: null };
-    const after = afterId(query.cursor);
-    const rows = await ctx.services.db.orm
-      .select()
-      .from(quickActions)
-      .where(
-        and(
-          eq(quickActions.scorecardId, scorecard.id),
-          query.status ? eq(quickActions.status, query.status) : undefined,
-          after ? gt(quickActions.id, after) : undefined,
-        ),
-      )
-      .orderBy(asc(quickActions.id))
-      .limit(query.limit + 1);
-    const { data, nextCursor } = page(rows, query.limit);
-    return { object: 'list' as const, data: data.map(toQuickAction), next_cursor: nextCursor };
-  },
+  handler: async ({ query }, ctx) =>
+    pageOfScorecard(ctx, query, toQuickAction, (scorecardId, after, limit) =>
+      ctx.services.db.orm
+        .select()
+        .from(quickActions)
+        .where(
+          and(
+            eq(quickActions.scorecardId, scorecardId),
+            query.status ? eq(quickActions.status, query.status) : undefined,
+            after ? gt(quickActions.id, after) : undefined,
+          ),
+        )
+        .orderBy(asc(quickActions.id))
+        .limit(limit),
+    ),
 });
 
 const quickActionsRun = defineOperation({

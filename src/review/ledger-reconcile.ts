@@ -10,9 +10,9 @@
  * a person suppressed inline (`svc-ignore`) is recorded as dismissed with that reason.
  */
 import { findingFingerprint, normalizeAnchor } from '../core/review';
-import { runToEnd, type Steps, slicer } from './cooperative';
+import { runToEnd, type Steps, slicer } from '../core/cooperative';
 
-/** Characters of a file searched for an anchor that count as one item of work (./cooperative.ts). */
+/** Characters of a file searched for an anchor that count as one item of work (core/cooperative.ts). */
 const SEARCHED_CHARS_PER_ITEM = 10_000;
 
 import type { MergedFinding } from './merge';
@@ -112,7 +112,7 @@ export function fingerprintAll(found: MergedFinding[], headText: HeadText): Fing
   return runToEnd(fingerprintSteps(found, headText));
 }
 
-/** `fingerprintAll` in slices (./cooperative.ts). */
+/** `fingerprintAll` in slices (core/cooperative.ts). */
 export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): Steps<Fingerprinted[]> {
   // By path (in localeCompare order, compared once per distinct path), then line; ties keep
   // their order. Sorted by precomputed numbers: tens of thousands of findings sort in one slice.
@@ -173,7 +173,7 @@ export function reconcileLedger<E extends LedgerEntry>(
   return runToEnd(reconcileSteps(existing, found, headText, inspectedPaths));
 }
 
-/** `reconcileLedger` in slices (./cooperative.ts). */
+/** `reconcileLedger` in slices (core/cooperative.ts). */
 export function* reconcileSteps<E extends LedgerEntry>(
   existing: readonly E[],
   found: MergedFinding[],

@@ -7,7 +7,7 @@
  * A review can report tens of thousands of findings, and with the embedded database every
  * statement runs on the server's one thread, inside PGlite's exclusive lock. So a merge never is
  * one long transaction or one long stretch of JavaScript: the ledger is read in pages, planned in
- * slices (./cooperative.ts), and written in batches of at most `batchSize` findings, each batch
+ * slices (core/cooperative.ts), and written in batches of at most `batchSize` findings, each batch
  * its own short transaction, with a turn of the event loop between any two of them. One merge at
  * a time per ledger (./ledger-lock.ts) for the whole merge, not per transaction.
  *
@@ -27,7 +27,7 @@ import { and, asc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm';
 import type { Database, Orm } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, runFindings } from '../storage/schema';
-import { runCooperatively } from './cooperative';
+import { runCooperatively } from '../core/cooperative';
 import { withLedgerLock } from './ledger-lock';
 import {
   type HeadText,

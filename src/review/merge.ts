@@ -3,7 +3,7 @@
  * kind of problem) become one finding, keeping the highest severity and naming every reviewer.
  */
 import { type FindingDraft, mostSevere, severityRank } from '../core/review';
-import { runCooperatively, runToEnd, type Steps, slicer } from './cooperative';
+import { runCooperatively, runToEnd, type Steps, slicer } from '../core/cooperative';
 
 export interface MergedFinding extends FindingDraft {
   reviewers: string[];
@@ -86,7 +86,7 @@ export function mergeFindings(drafts: FindingDraft[]): MergedFinding[] {
   return runToEnd(mergeSteps(drafts));
 }
 
-/** `mergeFindings`, giving the event loop a turn every few hundred findings (./cooperative.ts). */
+/** `mergeFindings`, giving the event loop a turn every few hundred findings (core/cooperative.ts). */
 export function mergeFindingsCooperatively(drafts: FindingDraft[]): Promise<MergedFinding[]> {
   return runCooperatively(mergeSteps(drafts));
 }

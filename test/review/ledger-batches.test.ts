@@ -7,8 +7,8 @@
  */
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCooperatively, SLICE } from '../../src/core/cooperative';
 import type { FindingDraft } from '../../src/core/review';
-import { runCooperatively, SLICE } from '../../src/review/cooperative';
 import { applyDisposition } from '../../src/review/disposition';
 import { type HeadText, type LedgerOutcome, type LedgerScope, recordInLedger } from '../../src/review/ledger';
 import { reconcileSteps } from '../../src/review/ledger-reconcile';
@@ -21,24 +21,7 @@ import {
 import type { Database } from '../../src/storage/database';
 import { findings, runFindings } from '../../src/storage/schema';
 import { createTestDatabase, DATABASE_KINDS, type TestDatabase } from '../helpers/db';
-
-/** Counts event-loop turns (one setImmediate per turn) while `work` runs. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ turns: number; value: T }> {
-  let turns = 0;
-  let running = true;
-  const tick = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(tick);
-  };
-  setImmediate(tick);
-  try {
-    const value = await work();
-    return { turns, value };
-  } finally {
-    running = false;
-  }
-}
+import { turnsDuring } from '../helpers/event-loop';
 
 /** `files` files of `perFile` flagged lines each, and one finding per line (two rules alternate). */
 function bigChange(files: number, perFile: number, variant = '') {

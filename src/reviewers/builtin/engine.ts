@@ -9,6 +9,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { parse } from '@ast-grep/napi';
+import { runCooperatively, type Steps, TURN_MS, timeSlicer } from '../../core/cooperative';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
 import type { FindingDraft } from '../../core/review';
@@ -30,11 +31,16 @@ export interface BuiltinRunOptions {
    * omitted or empty: no such rule runs.
    */
   runtimes?: readonly RuntimeStatement[] | undefined;
+  /**
+   * Milliseconds of matching before the event loop gets a turn (default TURN_MS); 0 gives it one
+   * before every rule and every match (tests count them).
+   */
+  turnMs?: number;
 }
 
 /** Files larger than this are not parsed (generated bundles, fixtures); each is a named gap. */
 export const MAX_FILE_BYTES = 1_000_000;
-/** Files in flight at once: parsing runs on the thread pool, matching on the main thread. */
+/** Files in flight at once: parsing runs on the thread pool, matching on the main thread in slices. */
 const CONCURRENCY = 4;
 
 interface CompiledRule {
@@ -215,7 +221,11 @@ export async function runBuiltinSkill(
         return;
       }
       options.signal.throwIfAborted();
-      findings.push(...matchFile(file, parsed, rules, options.reviewerId, gaps, targets));
+      findings.push(
+        ...(await runCooperatively(
+          matchFile(file, parsed, rules, options.reviewerId, gaps, targets, options.turnMs ?? TURN_MS),
+        )),
+      );
     });
   } else {
     gaps.push({
@@ -234,19 +244,30 @@ export async function runBuiltinSkill(
   };
 }
 
-function matchFile(
+/**
+ * Runs the rules over one parsed file, yielding every few milliseconds (core/cooperative.ts): a
+ * file where hundreds of matches each need a data-flow walk takes hundreds of milliseconds, and the
+ * server must go on answering meanwhile.
+ */
+function* matchFile(
   file: ReviewFile,
   parsed: ParsedFile,
   rules: CompiledRule[],
   reviewer: string,
   gaps: Gap[],
   targets: RuntimeTargets,
-): FindingDraft[] {
+  turnMs: number,
+): Steps<FindingDraft[]> {
   const out: FindingDraft[] = [];
   const seen = new Set<string>();
   const root = parsed.root.root();
+  const clock = timeSlicer(turnMs);
   let droppedInErrors = 0;
   for (const compiled of rules) {
+    if (clock.due()) {
+      yield;
+      clock.restart();
+    }
     let nodes: SgNode[];
     try {
       nodes = root.findAll(compiled.config);
@@ -258,13 +279,17 @@ function matchFile(
       continue;
     }
     for (const node of nodes) {
+      if (clock.due()) {
+        yield;
+        clock.restart();
+      }
       const range = node.range();
       // Text the parser could not read may be matched as something it is not: no finding there.
       if (parsed.errors.some((e) => e.start <= range.end.line && e.end >= range.start.line)) {
         droppedInErrors++;
         continue;
       }
-      if (!flowReaches(compiled, node, parsed.language)) continue;
+      if (!flowReaches(compiled, node, parsed)) continue;
       const start = range.start.line + 1;
       const end =
         range.end.column === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
@@ -304,12 +329,12 @@ function matchFile(
  * its function (and, with `flow.text`, when the value's known text matches). A rule whose pattern
  * did not bind the metavariable on this match reports nothing: the rule says what must be checked.
  */
-function flowReaches(compiled: CompiledRule, node: SgNode, language: RuleLanguage): boolean {
+function flowReaches(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): boolean {
   const flow = compiled.rule.flow;
   if (!flow) return true;
   const value = node.getMatch(flow.value);
   if (!value) return false;
-  const shape = shapeOf(language, value);
+  const shape = shapeOf(parsed.language, value, parsed);
   if (shape.constant) return false;
   return compiled.flowText === null || compiled.flowText.test(shape.text);
 }

@@ -11,6 +11,7 @@ import {
   skillContentHash,
   skillFromFiles,
 } from '../../../src/skills/catalog';
+import { turnsDuring } from '../../helpers/event-loop';
 
 const signal = new AbortController().signal;
 const file = (
@@ -188,6 +189,39 @@ describe('runBuiltinSkill', () => {
     await expect(
       runBuiltinSkill(correctness, [file('src/a.ts', code)], { reviewerId: 'c', signal: controller.signal }),
     ).rejects.toThrow('canceled');
+  });
+});
+
+describe('a file with many matches', () => {
+  // 150 functions, each with a constant and a parameter passed to eval under the same names: the
+  // data-flow answers are remembered per parse, so they must stay tied to each function's scope.
+  const functions = Array.from({ length: 150 }, (_, i) =>
+    [
+      `export function f${i}(input: string) {`,
+      `  const code = '1 + ${i}';`,
+      '  eval(code);',
+      '  eval(input);',
+      '}',
+    ].join('\n'),
+  );
+  const big = file('src/many.ts', functions.join('\n'));
+
+  it('reports each function’s parameter and none of its constants', async () => {
+    const security = await skill('security');
+    const result = await runBuiltinSkill(security, [big], { reviewerId: 'security', signal });
+    const lines = result.findings.filter((f) => f.rule === 'security/code-injection').map((f) => f.line);
+    expect(lines).toEqual(functions.map((_, i) => i * 5 + 4));
+  });
+
+  it('gives the event loop a turn between matches within one file, with the same findings', async () => {
+    const security = await skill('security');
+    const whole = await runBuiltinSkill(security, [big], { reviewerId: 'security', signal });
+    const sliced = await turnsDuring(() =>
+      runBuiltinSkill(security, [big], { reviewerId: 'security', signal, turnMs: 0 }),
+    );
+    expect(sliced.value.findings).toEqual(whole.findings);
+    // One turn before every match of every rule: at least one per eval call.
+    expect(sliced.turns).toBeGreaterThanOrEqual(2 * functions.length);
   });
 });
 

@@ -20,10 +20,10 @@ const ADAPTERS: Partial<Record<RuleLanguage, FlowLanguage>> = {
   java: javaFlow,
 };
 
-/** What reaches `node`, read by the adapter for `language`. */
-export function shapeOf(language: RuleLanguage, node: SgNode): ValueShape {
+/** What reaches `node`, read by the adapter for `language`; `parse` as in FlowLanguage.shapeOf. */
+export function shapeOf(language: RuleLanguage, node: SgNode, parse?: object): ValueShape {
   const adapter = ADAPTERS[language];
-  return adapter ? adapter.shapeOf(node) : dynamicShape(node.text());
+  return adapter ? adapter.shapeOf(node, parse) : dynamicShape(node.text());
 }
 
 export type { ValueShape } from './types';

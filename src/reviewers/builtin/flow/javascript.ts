@@ -155,12 +155,25 @@ interface Context {
   depth: number;
   /** Bindings being resolved (`<scope id>:<name>`): a reference back to one is a cycle. */
   visiting: Set<string>;
-  /** Identifier occurrences by name, per parse (one search of the file per name). */
-  occurrences: Map<string, SgNode[]>;
+  /** Identifier occurrences by name, classified, per parse (one search of the file per name). */
+  occurrences: Map<string, Occurrence[]>;
 }
 
+/**
+ * The occurrences found in each parse, kept for as long as the parse is: a file with hundreds of
+ * sinks asks for the same few names hundreds of times, and each search walks the whole file.
+ */
+const occurrencesByParse = new WeakMap<object, Map<string, Occurrence[]>>();
+
 export const javascriptFlow: FlowLanguage = {
-  shapeOf: (node: SgNode) => shape(node, { depth: 0, visiting: new Set(), occurrences: new Map() }),
+  shapeOf: (node: SgNode, parse?: object) => {
+    let occurrences = parse ? occurrencesByParse.get(parse) : undefined;
+    if (!occurrences) {
+      occurrences = new Map();
+      if (parse) occurrencesByParse.set(parse, occurrences);
+    }
+    return shape(node, { depth: 0, visiting: new Set(), occurrences });
+  },
 };
 
 /** The node's grammar kind as a plain string (the typed kinds do not index string sets). */
@@ -448,15 +461,17 @@ function occurrencesOf(name: string, from: SgNode, ctx: Context): Occurrence[] {
   if (!found) {
     const program = from.getRoot().root();
     const escaped = name.replace(/[$]/g, '\\$');
-    found = program.findAll({
-      rule: {
-        any: [{ kind: 'identifier' }, { kind: 'shorthand_property_identifier_pattern' }],
-        regex: `^${escaped}$`,
-      },
-    });
+    found = program
+      .findAll({
+        rule: {
+          any: [{ kind: 'identifier' }, { kind: 'shorthand_property_identifier_pattern' }],
+          regex: `^${escaped}$`,
+        },
+      })
+      .map(classify);
     ctx.occurrences.set(name, found);
   }
-  return found.map(classify);
+  return found;
 }
 
 function same(a: SgNode | null | undefined, b: SgNode | null | undefined): boolean {

@@ -33,5 +33,10 @@ export function joinShapes(parts: ValueShape[]): ValueShape {
  * file-wide by name; a parameter, a call result or anything unresolved is dynamic.
  */
 export interface FlowLanguage {
-  shapeOf(node: SgNode): ValueShape;
+  /**
+   * `parse` stands for the one parse of the file the node is in: an adapter may remember work on
+   * that file under it (in a WeakMap) for the next question, so the hundredth sink in a file does
+   * not search the whole file again. Without it nothing is remembered between calls.
+   */
+  shapeOf(node: SgNode, parse?: object): ValueShape;
 }

@@ -5,7 +5,7 @@
  */
 
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -139,6 +139,27 @@ export interface ChildResult {
 
 const PROBE_SCRIPT = join(dirname(fileURLToPath(import.meta.url)), 'probe.mjs');
 const LAG_RESOLUTION_MS = 10;
+/** A timer this late is a stall worth naming (see writeStallWindows). */
+const STALL_MS = 100;
+
+/**
+ * The stalls of every review in this process, in performance.now() time. Under BENCH_CPU_PROF
+ * they are written beside the CPU profile in the profile's clock (monotonic microseconds), so
+ * bench/review/stall-frames.mjs can say which code ran during each.
+ */
+const stallWindows: { from: number; to: number; step: string | undefined }[] = [];
+function writeStallWindows() {
+  const dirIndex = process.execArgv.indexOf('--cpu-prof-dir');
+  const dir = dirIndex >= 0 ? process.execArgv[dirIndex + 1] : undefined;
+  if (!dir) return;
+  const offsetUs = Number(process.hrtime.bigint() / 1000n) - performance.now() * 1000;
+  const windows = stallWindows.map((w) => ({
+    fromUs: Math.round(w.from * 1000 + offsetUs),
+    toUs: Math.round(w.to * 1000 + offsetUs),
+    step: w.step,
+  }));
+  writeFileSync(join(dir, `stalls-${process.pid}.json`), JSON.stringify(windows));
+}
 
 /** Event-loop delay from now until `stop` (perf_hooks monitorEventLoopDelay, 10 ms timer). */
 function watchLag(): { stop: () => Responsiveness['lag'] } {
@@ -284,6 +305,7 @@ export async function runChild(input: ChildInput): Promise<ChildResult> {
         const now = performance.now();
         const current = steps.at(-1);
         if (current) current.maxLagMs = Math.max(current.maxLagMs, now - expected);
+        if (now - expected > STALL_MS) stallWindows.push({ from: expected, to: now, step: current?.step });
         expected = now + LAG_RESOLUTION_MS;
       }, LAG_RESOLUTION_MS);
       let run = await services.engine.latestRun(task.id);
@@ -294,6 +316,7 @@ export async function runChild(input: ChildInput): Promise<ChildResult> {
         run = await services.engine.latestRun(task.id);
       }
       clearInterval(stepLag);
+      writeStallWindows();
       const observedWallMs = performance.now() - t0;
       const lag = lagWatch.stop();
       const probe = await probeRun.stop();

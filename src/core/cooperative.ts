@@ -28,36 +28,26 @@ export async function runCooperatively<T>(steps: Steps<T>): Promise<T> {
   }
 }
 
-/** Milliseconds of CPU work a step function does before it yields, when it counts time. */
+/** Milliseconds of work between two yields, at most (but for one item's own cost). */
 export const TURN_MS = 8;
 
 /**
- * A clock for loops whose items differ too much in cost to count (a rule over a whole file, a
- * data-flow walk): `due()` once `ms` milliseconds of work have passed since the clock was started
- * or restarted. The loop restarts it after its `yield`, so time spent yielded is not counted:
- * `if (clock.due()) { yield; clock.restart(); }`.
+ * A counter for loops inside step functions: true once SLICE items of work, or TURN_MS
+ * milliseconds, have passed since the last time it said so, when the loop should yield. An item
+ * that costs more (a search through a whole file) counts for more; the clock catches what the
+ * count misjudges. The clock starts at the first call after a yield, so a busy event loop’s turn
+ * is not counted as this loop's work.
  */
-export function timeSlicer(ms = TURN_MS): { due(): boolean; restart(): void } {
-  let since = performance.now();
-  return {
-    due: () => performance.now() - since >= ms,
-    restart: () => {
-      since = performance.now();
-    },
-  };
-}
-
-/**
- * A counter for loops inside step functions: true once SLICE items of work have been done since
- * the last time it said so, when the loop should yield. An item that costs more (a search through
- * a whole file) counts for more.
- */
-export function slicer(size = SLICE): (cost?: number) => boolean {
+export function slicer(size = SLICE, ms = TURN_MS): (cost?: number) => boolean {
   let done = 0;
+  let since: number | null = null;
   return (cost = 1) => {
+    const now = performance.now();
+    since ??= now;
     done += cost;
-    if (done < size) return false;
+    if (done < size && now - since < ms) return false;
     done = 0;
+    since = null;
     return true;
   };
 }

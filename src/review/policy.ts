@@ -4,6 +4,8 @@
  * an inline `svc-ignore`. Applied the same way by every review path (API, webhooks, `svc review`,
  * the eval), so what one of them reports the others report too.
  */
+
+import { runCooperatively, runToEnd, type Steps, slicer } from '../core/cooperative';
 import {
   type FileRole,
   type GitAttributeRule,
@@ -143,17 +145,39 @@ export function markSuppressed(
   found: MergedFinding[],
   headText: (path: string) => string | null,
 ): MergedFinding[] {
+  return runToEnd(suppressionSteps(found, headText));
+}
+
+/** `markSuppressed`, giving the event loop a turn every few milliseconds (core/cooperative.ts). */
+export function markSuppressedCooperatively(
+  found: MergedFinding[],
+  headText: (path: string) => string | null,
+): Promise<MergedFinding[]> {
+  return runCooperatively(suppressionSteps(found, headText));
+}
+
+function* suppressionSteps(
+  found: MergedFinding[],
+  headText: (path: string) => string | null,
+): Steps<MergedFinding[]> {
   const linesOf = new Map<string, string[] | null>();
-  return found.map((finding) => {
+  const tick = slicer();
+  const out: MergedFinding[] = [];
+  for (const finding of found) {
+    if (tick()) yield;
     if (!linesOf.has(finding.path)) linesOf.set(finding.path, headText(finding.path)?.split('\n') ?? null);
     const lines = linesOf.get(finding.path);
-    if (!lines) return finding;
-    for (const line of [finding.line, finding.line - 1]) {
-      const s = line >= 1 ? suppressionIn(lines[line - 1] ?? '') : null;
-      if (s && suppresses(s, finding.rule)) return { ...finding, dismissal: { reason: s.reason } };
-    }
-    return finding;
-  });
+    out.push(lines ? withSuppression(finding, lines) : finding);
+  }
+  return out;
+}
+
+function withSuppression(finding: MergedFinding, lines: string[]): MergedFinding {
+  for (const line of [finding.line, finding.line - 1]) {
+    const s = line >= 1 ? suppressionIn(lines[line - 1] ?? '') : null;
+    if (s && suppresses(s, finding.rule)) return { ...finding, dismissal: { reason: s.reason } };
+  }
+  return finding;
 }
 
 /** A learning as the policy applies it: its id and sentence name it in what it changes. */

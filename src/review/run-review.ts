@@ -30,7 +30,7 @@ import {
   applyLearnings,
   applyPolicy,
   CONTEXT_PATHS,
-  markSuppressed,
+  markSuppressedCooperatively,
   prepareFiles,
   repositoryContext,
   type ScopedLearning,
@@ -452,9 +452,9 @@ async function review(
   // A canceled or timed-out run must not write the ledger or post anything after the fact.
   ctx.signal.throwIfAborted();
   // Tens of thousands of findings must not stop the server answering: the merge gives the event
-  // loop a turn every few hundred findings and writes the ledger in short batches (./ledger.ts).
+  // loop a turn every few milliseconds and writes the ledger in short batches (./ledger.ts).
   const merged = applyLearnings(
-    markSuppressed(
+    await markSuppressedCooperatively(
       await mergeFindingsCooperatively(applyPolicy(drafts, files, context)),
       (p) => text.get(p) ?? null,
     ),

@@ -13,6 +13,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
+import { runCooperatively, type Steps } from '../core/cooperative';
 import type { Severity } from '../core/review';
 import { SEVERITIES } from '../core/review';
 
@@ -164,8 +165,12 @@ export async function loadSkill(skillDir: string): Promise<CatalogSkill> {
   const paths = (await listFiles(skillDir)).sort();
   const files: SkillFiles = {};
   for (const path of paths) files[path] = await readFile(join(skillDir, path), 'utf8');
-  return parseSkill(files, skillDir);
+  return runCooperatively(parseSkill(files, skillDir));
 }
+
+/** Skills parsed from in-memory files, by content hash: a revision is immutable, so it is parsed once. */
+const parsedByHash = new Map<string, CatalogSkill>();
+const PARSED_KEPT = 64;
 
 /**
  * A skill from files held in memory (a project override or an immutable skill revision). The
@@ -173,10 +178,21 @@ export async function loadSkill(skillDir: string): Promise<CatalogSkill> {
  * SkillDefinitionError naming the file and what is wrong.
  */
 export async function skillFromFiles(id: string, files: SkillFiles): Promise<CatalogSkill> {
-  return { ...parseSkill(files, `override ${id}`), id };
+  const key = `${id}\u0000${skillContentHash(files)}`;
+  let skill = parsedByHash.get(key);
+  if (!skill) {
+    skill = { ...(await runCooperatively(parseSkill(files, `override ${id}`))), id };
+    if (parsedByHash.size >= PARSED_KEPT) parsedByHash.delete(parsedByHash.keys().next().value as string);
+    parsedByHash.set(key, skill);
+  }
+  return skill;
 }
 
-function parseSkill(files: SkillFiles, skillDir: string): CatalogSkill {
+/**
+ * Parses a skill's files, yielding after each rule file (core/cooperative.ts): the catalog's YAML
+ * takes a few hundred milliseconds to read, and a review's first use of it runs in the server.
+ */
+function* parseSkill(files: SkillFiles, skillDir: string): Steps<CatalogSkill> {
   const fail = (file: string, problem: string): never => {
     throw new SkillDefinitionError(skillDir, file, problem);
   };
@@ -218,6 +234,7 @@ function parseSkill(files: SkillFiles, skillDir: string): CatalogSkill {
       if (raw === null || raw === undefined) continue;
       rules.push(toRule(raw, path, { defaultSeverity, category, productionOnly }, fail));
     }
+    yield;
   }
   if (engine === 'ast-grep' && rules.length === 0)
     fail('rules/', 'an ast-grep skill needs at least one rule');

@@ -9,7 +9,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { parse } from '@ast-grep/napi';
-import { runCooperatively, type Steps, TURN_MS, timeSlicer } from '../../core/cooperative';
+import { runCooperatively, type Steps, slicer, TURN_MS } from '../../core/cooperative';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
 import type { FindingDraft } from '../../core/review';
@@ -60,18 +60,27 @@ interface CompiledSkill {
   invalid: Gap[];
 }
 
-const compiledSkills = new Map<string, CompiledSkill>();
+const compiledSkills = new Map<string, Promise<CompiledSkill>>();
 
 /**
  * Turns a skill's rules into napi configs once per skill hash, and checks each against an empty
- * tree of every language it names so a bad kind or pattern is found before any file is read.
+ * tree of every language it names so a bad kind or pattern is found before any file is read. The
+ * check takes a few hundred milliseconds for the catalog, so it yields between rules.
  */
-export function compileSkill(skill: CatalogSkill): CompiledSkill {
-  const hit = compiledSkills.get(skill.hash);
-  if (hit) return hit;
+export function compileSkill(skill: CatalogSkill): Promise<CompiledSkill> {
+  let compiled = compiledSkills.get(skill.hash);
+  if (!compiled) {
+    compiled = runCooperatively(compileSteps(skill));
+    compiledSkills.set(skill.hash, compiled);
+  }
+  return compiled;
+}
+
+function* compileSteps(skill: CatalogSkill): Steps<CompiledSkill> {
   const byLanguage = new Map<RuleLanguage, CompiledRule[]>();
   const invalid: Gap[] = [];
   for (const rule of skill.rules) {
+    yield;
     const config = {
       rule: rule.rule,
       ...(rule.constraints ? { constraints: rule.constraints } : {}),
@@ -94,9 +103,7 @@ export function compileSkill(skill: CatalogSkill): CompiledSkill {
       byLanguage.set(language, list);
     }
   }
-  const compiled = { byLanguage, invalid };
-  compiledSkills.set(skill.hash, compiled);
-  return compiled;
+  return { byLanguage, invalid };
 }
 
 /** Files a rule engine can read: present at head, text, diffed in full, with added lines. */
@@ -193,7 +200,7 @@ export async function runBuiltinSkill(
       }
     });
   } else if (skill.engine === 'ast-grep') {
-    const compiled = compileSkill(skill);
+    const compiled = await compileSkill(skill);
     gaps.push(...compiled.invalid);
     const targets = new RuntimeTargets(options.runtimes);
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
@@ -261,13 +268,10 @@ function* matchFile(
   const out: FindingDraft[] = [];
   const seen = new Set<string>();
   const root = parsed.root.root();
-  const clock = timeSlicer(turnMs);
+  const tick = slicer(Number.POSITIVE_INFINITY, turnMs);
   let droppedInErrors = 0;
   for (const compiled of rules) {
-    if (clock.due()) {
-      yield;
-      clock.restart();
-    }
+    if (tick()) yield;
     let nodes: SgNode[];
     try {
       nodes = root.findAll(compiled.config);
@@ -279,10 +283,7 @@ function* matchFile(
       continue;
     }
     for (const node of nodes) {
-      if (clock.due()) {
-        yield;
-        clock.restart();
-      }
+      if (tick()) yield;
       const range = node.range();
       // Text the parser could not read may be matched as something it is not: no finding there.
       if (parsed.errors.some((e) => e.start <= range.end.line && e.end >= range.start.line)) {

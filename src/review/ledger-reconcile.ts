@@ -9,8 +9,9 @@
  * head and that was not found again becomes fixed; a dismissed finding stays dismissed; a finding
  * a person suppressed inline (`svc-ignore`) is recorded as dismissed with that reason.
  */
-import { findingFingerprint, normalizeAnchor } from '../core/review';
+
 import { runToEnd, type Steps, slicer } from '../core/cooperative';
+import { findingFingerprint, normalizeAnchor } from '../core/review';
 
 /** Characters of a file searched for an anchor that count as one item of work (core/cooperative.ts). */
 const SEARCHED_CHARS_PER_ITEM = 10_000;
@@ -115,23 +116,22 @@ export function fingerprintAll(found: MergedFinding[], headText: HeadText): Fing
 /** `fingerprintAll` in slices (core/cooperative.ts). */
 export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): Steps<Fingerprinted[]> {
   // By path (in localeCompare order, compared once per distinct path), then line; ties keep
-  // their order. Sorted by precomputed numbers: tens of thousands of findings sort in one slice.
-  const rank = new Map(
-    [...new Set(found.map((f) => f.path))].sort((a, b) => a.localeCompare(b)).map((p, i) => [p, i]),
-  );
-  const pathRank = found.map((f) => rank.get(f.path) as number);
-  const order = found.map((_, i) => i);
-  order.sort(
-    (i, j) =>
-      (pathRank[i] as number) - (pathRank[j] as number) ||
-      (found[i] as MergedFinding).line - (found[j] as MergedFinding).line ||
-      i - j,
-  );
-  const sorted = order.map((i) => found[i] as MergedFinding);
+  // their order. One comparator sort of tens of thousands of findings held the event loop for
+  // 100 ms: findings are bucketed by path instead, and each file's few sorted by line (a stable
+  // sort), yielding between files.
+  const paths = [...new Set(found.map((f) => f.path))].sort((a, b) => a.localeCompare(b));
+  const byPath = new Map<string, MergedFinding[]>(paths.map((p) => [p, []]));
+  for (const finding of found) byPath.get(finding.path)?.push(finding);
   yield;
+  const tick = slicer();
+  const sorted: MergedFinding[] = [];
+  for (const bucket of byPath.values()) {
+    bucket.sort((a, b) => a.line - b.line);
+    for (const finding of bucket) sorted.push(finding);
+    if (tick(bucket.length)) yield;
+  }
   const lines = linesAtHead(headText);
   const occurrences = new Map<string, number>();
-  const tick = slicer();
   const out: Fingerprinted[] = [];
   for (const finding of sorted) {
     const anchor = normalizeAnchor(anchorOf(lines(finding.path), finding.line, finding.endLine));

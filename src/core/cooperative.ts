@@ -28,26 +28,48 @@ export async function runCooperatively<T>(steps: Steps<T>): Promise<T> {
   }
 }
 
-/** Milliseconds of work between two yields, at most (but for one item's own cost). */
+/** Milliseconds of cooperative work per turn of the event loop, at most (but for one item's cost). */
 export const TURN_MS = 8;
 
 /**
- * A counter for loops inside step functions: true once SLICE items of work, or TURN_MS
- * milliseconds, have passed since the last time it said so, when the loop should yield. An item
- * that costs more (a search through a whole file) counts for more; the clock catches what the
- * count misjudges. The clock starts at the first call after a yield, so a busy event loop’s turn
- * is not counted as this loop's work.
+ * When the current stretch of cooperative work began, or null when none is under way. Every step
+ * function in the process shares it: four files matched side by side, or a match beside a ledger
+ * merge, are all resumed in the same turn of the event loop, and each taking its own TURN_MS would
+ * hold the loop four times as long. The stretch ends at the next turn's immediates, after the
+ * loop has polled for I/O.
+ */
+let stretchStartedAt: number | null = null;
+
+function stretchElapsed(now: number): number {
+  if (stretchStartedAt === null) {
+    stretchStartedAt = now;
+    setImmediate(() => {
+      stretchStartedAt = null;
+    });
+  }
+  return now - stretchStartedAt;
+}
+
+/**
+ * A counter for loops inside step functions: true once SLICE items of work have been done since
+ * it last said so, or once this turn's cooperative work (every step function's, see
+ * `stretchStartedAt`) has run `ms` milliseconds: the loop should yield. An item that costs more (a
+ * search through a whole file) counts for more; the clock catches what the count misjudges.
  */
 export function slicer(size = SLICE, ms = TURN_MS): (cost?: number) => boolean {
   let done = 0;
-  let since: number | null = null;
+  // The first call after a yield says no whatever the clock says: a loop resumed after others
+  // spent the turn's time still does one item, so none is starved.
+  let resumed = false;
   return (cost = 1) => {
-    const now = performance.now();
-    since ??= now;
     done += cost;
-    if (done < size && now - since < ms) return false;
+    if (resumed) {
+      resumed = false;
+      return false;
+    }
+    if (done < size && stretchElapsed(performance.now()) < ms) return false;
     done = 0;
-    since = null;
+    resumed = true;
     return true;
   };
 }

@@ -3,6 +3,7 @@
  * reviewers. Resolve the target, read the diff from real git, plan or take the lineup, run
  * every reviewer, merge what they found and record it in the pull request's ledger.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, eq, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { type CodeHost, CodeHostError } from '../codehost/types';
@@ -324,6 +325,9 @@ async function review(
     knowledge ? declaredRoles(knowledge) : null,
   );
   for (const gap of [...context.gaps, ...knowledgeGaps]) ctx.gap(gap);
+  // Deriving the knowledge and giving every file its role each take tens of milliseconds on a
+  // change of a thousand files: the server answers in between.
+  await nextTurn();
   const files: ReviewFile[] = prepareFiles(
     diff.files.map((f) => ({ diff: f, content: text.get(f.path) ?? null })),
     context,

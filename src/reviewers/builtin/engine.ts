@@ -33,7 +33,7 @@ export interface BuiltinRunOptions {
   runtimes?: readonly RuntimeStatement[] | undefined;
   /**
    * Milliseconds of matching before the event loop gets a turn (default TURN_MS); 0 gives it one
-   * before every rule and every match (tests count them).
+   * after every other rule and match (tests count them).
    */
   turnMs?: number;
 }

@@ -220,8 +220,8 @@ describe('a file with many matches', () => {
       runBuiltinSkill(security, [big], { reviewerId: 'security', signal, turnMs: 0 }),
     );
     expect(sliced.value.findings).toEqual(whole.findings);
-    // One turn before every match of every rule: at least one per eval call.
-    expect(sliced.turns).toBeGreaterThanOrEqual(2 * functions.length);
+    // A turn after every other match (a resumed loop always does one): at least one per function.
+    expect(sliced.turns).toBeGreaterThanOrEqual(functions.length);
   });
 });
 

@@ -311,8 +311,10 @@ export class LocalWatcher {
 
   private async watchRepo(host: LocalCodeHost, project: ProjectRow, report: TickReport): Promise<void> {
     const repo = project.repoFullName;
-    const dir = await host.locate(repo);
-    if (!dir) throw new Error(`repository ${repo} is not under ${host.reposDir} (SVC_REPOS_DIR)`);
+    const found = await host.lookup(repo);
+    if (!found) throw new Error(`repository ${repo} is not under ${host.reposDir} (SVC_REPOS_DIR)`);
+    if ('unreadable' in found) throw new Error(found.unreadable);
+    const { dir } = found;
     const recordsDir = join((await git(dir, ['rev-parse', '--absolute-git-dir'])).trim(), 'svc');
     const stateFile = join(recordsDir, STATE_FILE);
     const state = await this.readState(stateFile, repo);

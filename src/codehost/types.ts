@@ -174,7 +174,7 @@ export interface CodeHost {
    * leaves the earlier ones known and never re-posted.
    */
   readonly maxCommentsPerReview: number;
-  /** Resolves `owner/repo`; false when the host does not have it. */
+  /** Resolves `owner/repo`; false when the host does not have it, `unreadable` when it cannot read it. */
   repositoryExists(fullName: string): Promise<boolean>;
   /** The repository's tree at its default branch head. */
   readTree(fullName: string): Promise<RepositoryTree>;
@@ -221,7 +221,17 @@ export interface CodeHost {
   requireStatusCheck(fullName: string, branch: string, check: string): Promise<void>;
 }
 
-export type CodeHostErrorReason = 'not_found' | 'invalid_input' | 'unsupported' | 'unavailable' | 'failed';
+/**
+ * `unreadable`: the repository is there but svc may not read it (permissions, ownership, not a
+ * repository); the message says which and what to do.
+ */
+export type CodeHostErrorReason =
+  | 'not_found'
+  | 'unreadable'
+  | 'invalid_input'
+  | 'unsupported'
+  | 'unavailable'
+  | 'failed';
 
 /** The code host answered with something svc cannot use; the message says what. */
 export class CodeHostError extends Error {

@@ -26,6 +26,8 @@ export const API_ERROR_STATUS = {
   webhooks_not_configured: 503,
   /** The webhook route's in-flight body budget (SVC_WEBHOOK_INFLIGHT_BYTES) is spent: retry later. */
   webhooks_busy: 503,
+  /** The repository is on the code host, but the service may not read it (permissions, ownership). */
+  repository_unreadable: 503,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

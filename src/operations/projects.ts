@@ -1,6 +1,7 @@
 /** Projects and their setup. */
 import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
+import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
 import { newId } from '../storage/ids';
 import { projects, tasks } from '../storage/schema';
@@ -58,7 +59,13 @@ const create = defineOperation({
         `installation ${body.repository.installation_id} was not found; GET /api/v1/installations lists the installed code hosts`,
       );
     }
-    if (!(await host.repositoryExists(body.repository.full_name))) {
+    const exists = await host.repositoryExists(body.repository.full_name).catch((error: unknown) => {
+      // There, but the service may not read it: the operator's to fix, and the message says how.
+      if (error instanceof CodeHostError && error.reason === 'unreadable')
+        throw new ApiError('repository_unreadable', error.message);
+      throw error;
+    });
+    if (!exists) {
       throw new ApiError(
         'not_found',
         `repository ${body.repository.full_name} was not found on installation ${body.repository.installation_id}`,

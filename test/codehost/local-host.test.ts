@@ -1,9 +1,18 @@
 /** The local code host on real repositories: pull requests, ranges, files, and what it records. */
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCodeHosts } from '../../src/codehost';
-import { LocalCodeHost, type LocalPullRecord } from '../../src/codehost/local/local-host';
+import { LocalCodeHost, type LocalPullRecord, unreadableReason } from '../../src/codehost/local/local-host';
 import { CodeHostError } from '../../src/codehost/types';
 import { commitAll, commitFiles, gitIn, makeBareClone, makeRepo, makeReposDir } from '../helpers/git';
 
@@ -14,6 +23,16 @@ let api: string;
 const sha: Record<string, string> = {};
 
 const rev = (dir: string, ref: string) => gitIn(dir, ['rev-parse', ref]).trim();
+
+/** Gives a directory tree to another owner (root only). */
+function chownTree(dir: string, uid: number) {
+  chownSync(dir, uid, uid);
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) chownTree(path, uid);
+    else chownSync(path, uid, uid);
+  }
+}
 
 async function codeHostError(promise: Promise<unknown>): Promise<CodeHostError> {
   const error = await promise.then(
@@ -78,6 +97,55 @@ describe('repositories', () => {
       expect(error.reason).toBe('not_found');
       expect(error.message).toContain('acme/nope');
     }
+  });
+
+  it('a directory git cannot open is unreadable, by name and with the remedy that fits, not missing', async () => {
+    mkdirSync(join(reposDir, 'acme', 'plain'), { recursive: true });
+    writeFileSync(join(reposDir, 'acme', 'plain', 'notes.txt'), 'not a repository\n');
+    const plain = await codeHostError(host.repositoryExists('acme/plain'));
+    expect(plain.reason).toBe('unreadable');
+    expect(plain.message).toContain('not a git repository');
+    expect(plain.message).toContain('git clone --mirror');
+    expect(plain.message).not.toContain('SVC_REPOS_DIR');
+    const diff = await codeHostError(host.getDiff('acme/plain', 'main', 'feature'));
+    expect(diff.reason).toBe('unreadable');
+    // A sound repo.git beside the plain directory is the repository.
+    makeBareClone(reposDir, api, 'acme/plain.git');
+    expect(await host.repositoryExists('acme/plain')).toBe(true);
+  });
+
+  it.skipIf(process.getuid?.() !== 0)(
+    'a repository owned by another user names git’s ownership refusal and safe.directory',
+    async () => {
+      const theirs = makeRepo(reposDir, 'acme/theirs', { 'a.txt': 'a\n' });
+      chownTree(theirs, 65534);
+      // No global configuration that might already trust every directory.
+      const global = process.env.GIT_CONFIG_GLOBAL;
+      process.env.GIT_CONFIG_GLOBAL = '/dev/null';
+      try {
+        const error = await codeHostError(host.readTree('acme/theirs'));
+        expect(error.reason).toBe('unreadable');
+        expect(error.message).toContain('dubious ownership');
+        expect(error.message).toContain(`git config --global --add safe.directory ${theirs}`);
+      } finally {
+        if (global === undefined) delete process.env.GIT_CONFIG_GLOBAL;
+        else process.env.GIT_CONFIG_GLOBAL = global;
+        chownTree(theirs, 0);
+      }
+    },
+  );
+
+  it('tells permission, ownership and other refusals apart', () => {
+    const dir = '/srv/repos/acme/x';
+    expect(
+      unreadableReason('acme/x', dir, { stderr: "fatal: cannot chdir to '/srv': Permission denied" }),
+    ).toMatch(/not allowed to read it .*read and execute permission/);
+    expect(
+      unreadableReason('acme/x', dir, { stderr: 'fatal: not a git repository (or any parent)' }),
+    ).toContain('not a git repository');
+    expect(unreadableReason('acme/x', dir, { stderr: 'fatal: bad config line 1 in file config' })).toBe(
+      `repository acme/x at ${dir} cannot be read by git (fatal: bad config line 1 in file config). Check it with: git -C ${dir} status`,
+    );
   });
 
   it('default branch: HEAD’s branch, else main, else master', async () => {

@@ -1,4 +1,6 @@
 /** Bad input gets its status and a clear message, and changes nothing. */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { count } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { projects } from '../../src/storage/schema';
@@ -10,8 +12,10 @@ describe('request errors', () => {
   const projectCount = async () => (await t.services.db.orm.select({ n: count() }).from(projects))[0]?.n ?? 0;
   const good = { name: 'e', repository: { full_name: 'acme/e', installation_id: 1 } };
 
+  let reposDir: string;
+
   beforeAll(async () => {
-    const reposDir = makeReposDir();
+    reposDir = makeReposDir();
     makeRepo(reposDir, 'acme/e', { 'x.js': 'x\n' });
     t = await createTestApp({ reposDir, env: { SVC_BODY_LIMIT: '2048' } });
   });
@@ -125,6 +129,18 @@ describe('request errors', () => {
     );
     expect(missingInstallation.statusCode).toBe(404);
     expect(missingInstallation.json().error.message).toMatch(/installation 77/);
+  });
+
+  it('tells a repository that is there but unreadable from a missing one, and creates nothing', async () => {
+    mkdirSync(join(reposDir, 'acme', 'notgit'), { recursive: true });
+    const before = await projectCount();
+    const res = await send(
+      JSON.stringify({ ...good, repository: { full_name: 'acme/notgit', installation_id: 1 } }),
+    );
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error.code).toBe('repository_unreadable');
+    expect(res.json().error.message).toMatch(/acme\/notgit.*not a git repository.*git clone/);
+    expect(await projectCount()).toBe(before);
   });
 
   it('answers a second project for the same repository with 409 conflict naming the first', async () => {

@@ -99,8 +99,18 @@ export class LocalCodeHost implements CodeHost {
 
   constructor(readonly reposDir: string) {}
 
-  /** The repository's directory, or null when there is none. Rejects names that could escape the dir. */
+  /** The repository's directory, or null when there is none (or it cannot be read). */
   async locate(fullName: string): Promise<string | null> {
+    const found = await this.lookup(fullName);
+    return found && 'dir' in found ? found.dir : null;
+  }
+
+  /**
+   * Where the repository is; why it cannot be read when a directory of that name is there but git
+   * cannot open it (permissions, another owner, not a repository); or null when there is none.
+   * Rejects names that could escape the dir.
+   */
+  async lookup(fullName: string): Promise<{ dir: string } | { unreadable: string } | null> {
     if (
       typeof fullName !== 'string' ||
       !FULL_NAME.test(fullName) ||
@@ -108,44 +118,58 @@ export class LocalCodeHost implements CodeHost {
     )
       return null;
     const base = resolve(this.reposDir);
+    let unreadable: string | null = null;
     for (const candidate of [join(base, fullName), join(base, `${fullName}.git`)]) {
-      const isDir = await stat(candidate).then(
-        (s) => s.isDirectory(),
-        () => false,
+      const entry = await stat(candidate).then(
+        (s) => (s.isDirectory() ? 'directory' : 'other'),
+        (error: NodeJS.ErrnoException) => error.code ?? 'error',
       );
-      if (!isDir) continue;
+      if (entry === 'EACCES' || entry === 'EPERM') {
+        unreadable ??= permissionProblem(fullName, candidate);
+        continue;
+      }
+      if (entry !== 'directory') continue;
       // One git process for all three answers: each spawn costs ~20 ms once the process is large
       // (fork copies the page tables; an embedded database alone is ~800 MiB), and a review
       // locates its repository four times.
-      const [work, bare, top] = (
-        (await gitOrNull(candidate, [
-          'rev-parse',
-          '--is-inside-work-tree',
-          '--is-bare-repository',
-          '--absolute-git-dir',
-        ])) ?? ''
-      ).split('\n');
+      const answer = await git(candidate, [
+        'rev-parse',
+        '--is-inside-work-tree',
+        '--is-bare-repository',
+        '--absolute-git-dir',
+      ]).then(
+        (out) => ({ out }),
+        (error: { stderr?: string; code?: string }) => ({ error }),
+      );
+      if ('error' in answer) {
+        unreadable ??= unreadableReason(fullName, candidate, answer.error);
+        continue;
+      }
+      const [work, bare, top] = answer.out.split('\n');
       const inside = work?.trim() === 'true' || bare?.trim() === 'true';
       // Only a repository whose own top is this directory counts, not a subfolder of some outer one.
-      if (inside && top?.trim() && resolve(top.trim()).startsWith(resolve(candidate))) return candidate;
+      if (inside && top?.trim() && resolve(top.trim()).startsWith(resolve(candidate)))
+        return { dir: candidate };
+      unreadable ??= notARepository(fullName, candidate);
     }
-    return null;
+    return unreadable === null ? null : { unreadable };
   }
 
   async repositoryExists(fullName: string): Promise<boolean> {
-    return (await this.locate(fullName)) !== null;
+    const found = await this.lookup(fullName);
+    if (found && 'unreadable' in found) throw new CodeHostError(found.unreadable, 'unreadable');
+    return found !== null;
   }
 
-  /** The repository's directory; `not_found` when there is none. */
+  /** The repository's directory; `not_found` when there is none, `unreadable` when git cannot open it. */
   private async repo(fullName: string): Promise<string> {
-    const dir = await this.locate(fullName);
-    if (!dir) {
-      throw new CodeHostError(
-        `repository ${fullName} is not under ${resolve(this.reposDir)} (SVC_REPOS_DIR)`,
-        'not_found',
-      );
-    }
-    return dir;
+    const found = await this.lookup(fullName);
+    if (found && 'dir' in found) return found.dir;
+    if (found) throw new CodeHostError(found.unreadable, 'unreadable');
+    throw new CodeHostError(
+      `repository ${fullName} is not under ${resolve(this.reposDir)} (SVC_REPOS_DIR): no directory ${fullName} or ${fullName}.git there`,
+      'not_found',
+    );
   }
 
   async readTree(fullName: string): Promise<RepositoryTree> {
@@ -714,4 +738,45 @@ async function failedAs<T>(what: string, fn: () => Promise<T>): Promise<T> {
     if (error instanceof CodeHostError) throw error;
     throw new CodeHostError(`${what} failed: ${(error as Error).message}`, 'failed', { cause: error });
   }
+}
+
+/** The user svc runs as, for a remedy that names who needs access. */
+function runningAs(): string {
+  const uid = process.getuid?.();
+  return uid === undefined ? 'the user svc runs as' : `the user svc runs as (uid ${uid})`;
+}
+
+function permissionProblem(fullName: string, dir: string): string {
+  return (
+    `repository ${fullName} is at ${dir}, but svc is not allowed to read it (permission denied). ` +
+    `Give ${runningAs()} read and execute permission on it and on every directory above it.`
+  );
+}
+
+function notARepository(fullName: string, dir: string): string {
+  return (
+    `${dir} is a directory but not a git repository of its own, so repository ${fullName} cannot be read. ` +
+    `Clone the repository there (git clone --mirror <url> ${dir}.git) or remove the directory.`
+  );
+}
+
+/** What git's refusal to open a repository directory means, with the remedy that fits it. */
+export function unreadableReason(
+  fullName: string,
+  dir: string,
+  error: { stderr?: string; code?: string },
+): string {
+  const said = (error.stderr ?? '').trim();
+  if (/dubious ownership/i.test(said)) {
+    return (
+      `repository ${fullName} at ${dir} belongs to another user, and git refuses to read it ("detected dubious ` +
+      `ownership"). Run svc as the repository's owner, or trust the directory: git config --global --add ` +
+      `safe.directory ${dir}`
+    );
+  }
+  // Spawning git in a directory svc may not enter fails with EACCES before git says anything.
+  if (/permission denied/i.test(said) || error.code === 'EACCES') return permissionProblem(fullName, dir);
+  if (/not a git repository/i.test(said)) return notARepository(fullName, dir);
+  const last = said.split('\n').at(-1) || (error.code ? `spawn failed: ${error.code}` : 'no message');
+  return `repository ${fullName} at ${dir} cannot be read by git (${last}). Check it with: git -C ${dir} status`;
 }

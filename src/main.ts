@@ -19,6 +19,7 @@ import type { Services } from './operations/services';
 import { planActivateHandler } from './plans/activate';
 import { seedCatalogReviewers } from './review/reviewer-catalog';
 import { reviewHandler } from './review/run-review';
+import { withoutBoundValues } from './storage/bound-values';
 import { type Database, openDatabase } from './storage/database';
 import { bootstrapKey, ensureWorkspace } from './storage/keys';
 import { migrate } from './storage/migrate';
@@ -31,7 +32,15 @@ export interface Started {
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {
-  return pino({ level: config.logLevel, base: { svc: true } }, destination ?? pino.destination(2));
+  return pino(
+    {
+      level: config.logLevel,
+      base: { svc: true },
+      // A failed statement's bound values (key digests, payloads) never reach a log line.
+      serializers: { err: (error: unknown) => pino.stdSerializers.err(withoutBoundValues(error) as Error) },
+    },
+    destination ?? pino.destination(2),
+  );
 }
 
 export interface ServiceOptions {

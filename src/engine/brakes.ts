@@ -5,6 +5,7 @@
 import { and, eq, gt, isNotNull, ne, sql } from 'drizzle-orm';
 import { RunFailure } from '../core/failures';
 import { PROJECT_SETTINGS } from '../core/settings';
+import { messageOf } from '../storage/bound-values';
 import { type Database, isConnectionLost } from '../storage/database';
 import { projects, runs } from '../storage/schema';
 import type { RunRow } from './types';
@@ -77,7 +78,7 @@ export async function checkBrakes(db: Database, run: RunRow, now = new Date()): 
     if (isConnectionLost(error)) throw error;
     throw new RunFailure(
       'project_run_mode_unreadable',
-      `project settings could not be read: ${(error as Error).message}`,
+      `project settings could not be read: ${messageOf(error)}`,
     );
   }
   const brakes = readBrakes(stored);

@@ -8,6 +8,7 @@ import { hostname } from 'node:os';
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import { RunFailure } from '../core/failures';
+import { messageOf } from '../storage/bound-values';
 import { isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
 import { runs, tasks, workers } from '../storage/schema';
@@ -291,7 +292,7 @@ export class Worker {
       return { frame: failedFrame(cause.failure), replace: null };
     }
     if (!(outcome.error instanceof RunFailure) && isConnectionLost(outcome.error)) {
-      const reason = outcome.error instanceof Error ? outcome.error.message : String(outcome.error);
+      const reason = messageOf(outcome.error);
       return {
         frame: {
           status: 'failed',
@@ -426,6 +427,5 @@ function failedFrame(error: unknown): TerminalFrame {
   if (error instanceof RunFailure) {
     return { status: 'failed', error: { code: error.code, message: error.message, details: error.details } };
   }
-  const message = error instanceof Error ? error.message : String(error);
-  return { status: 'failed', error: { code: 'unknown', message } };
+  return { status: 'failed', error: { code: 'unknown', message: messageOf(error) } };
 }

@@ -17,6 +17,7 @@ import { declaredRoles, knowledgeBrief } from '../knowledge/brief';
 import { knowledgeForReview } from '../knowledge/for-review';
 import { configuredProviders } from '../reviewers/llm/providers';
 import type { ReviewerResult, ReviewFile } from '../reviewers/types';
+import { messageOf } from '../storage/bound-values';
 import { type Database, isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
@@ -353,7 +354,7 @@ async function review(
   } catch (error) {
     ctx.gap({
       code: 'learnings_unavailable',
-      message: `learnings could not be loaded, so reviewers ran without them: ${(error as Error).message}`,
+      message: `learnings could not be loaded, so reviewers ran without them: ${messageOf(error)}`,
     });
   }
 
@@ -429,7 +430,7 @@ async function review(
     // A lost database connection goes up as it is: the worker fails the run by name and replaces it.
     throw first instanceof RunFailure || isConnectionLost(first)
       ? first
-      : new RunFailure('unknown', `every reviewer failed: ${(first as Error)?.message}`);
+      : new RunFailure('unknown', `every reviewer failed: ${messageOf(first)}`);
   }
   for (const failure of failures) {
     const code = failure.error instanceof RunFailure ? failure.error.code : 'unknown';

@@ -24,10 +24,10 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { and, asc, eq, gt, inArray, type SQL, sql } from 'drizzle-orm';
+import { runCooperatively } from '../core/cooperative';
 import type { Database, Orm } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, runFindings } from '../storage/schema';
-import { runCooperatively } from '../core/cooperative';
 import { withLedgerLock } from './ledger-lock';
 import {
   type HeadText,

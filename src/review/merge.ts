@@ -2,8 +2,9 @@
  * Merge and dedupe: reviewers that report the same defect (same file, overlapping lines, same
  * kind of problem) become one finding, keeping the highest severity and naming every reviewer.
  */
-import { type FindingDraft, mostSevere, severityRank } from '../core/review';
+
 import { runCooperatively, runToEnd, type Steps, slicer } from '../core/cooperative';
+import { type FindingDraft, mostSevere, severityRank } from '../core/review';
 
 export interface MergedFinding extends FindingDraft {
   reviewers: string[];

@@ -622,18 +622,26 @@ function heavyAnalysis(done: (EngineOutcome & { result: ChildResult })[]): strin
       'findings normalized the whole file once per finding, so both grew quadratically. That stretch stalled the ' +
       'thread for 3.5 s in the first review (merge 16.7 s) and 3.2 s in the re-review (merge 51.0 s).',
     '',
-    `**Now:** the merge takes ${merges} ms and gives the event loop a turn at least every 500 findings while ` +
-      'planning and after every 25 written. Each batch is its own short transaction, so PGlite is free between ' +
-      `batches. While the findings are merged (step \`ledger\`), the longest stall of the thread is ${stepLag('ledger')} ms ` +
-      `and the probed requests’ p99 is ${stepP99('ledger')} ms. Measured in-process on PGlite (33,000 findings, 1,319 batches), a batch of 25 takes ` +
-      '4–5 ms at the median and about 20 ms at p99; a few take up to 80–160 ms (not traced; a batch of 50 took twice as ' +
-      'long at the median and p99). What still misses the 100 ms target over the whole review is ' +
-      `the analyzers (step \`review\`): stalls up to ${stepLag('review')} ms and request p99 ${stepP99('review')} ms. ` +
-      'A file full of flagged code costs the flow-tracking rules (`matchFile`, src/reviewers/builtin/engine.ts, and ' +
-      'the JavaScript flow adapter’s `occurrencesOf`) 100–500 ms of synchronous work for that one file. They now give the ' +
-      'event loop a turn after every file. Before, a skill whose parse was already cached (correctness, after ' +
-      'security) ran every file without one. Shorter stalls need that work on a `worker_threads` pool (see 1. ' +
-      'below) or cheaper flow tracking.',
+    '**Before the second part of that work (commit e677cf3, the same benchmark, PGlite only, 2026-11-23T16:55Z, a ' +
+      'quiet machine):** the merge met the target, the analyzers did not. Over the whole review `/healthz` p99 was ' +
+      '413 ms (first) and 730 ms (re-review), and the event loop stalled for up to 407 and 635 ms. Profiled with ' +
+      '`BENCH_CPU_PROF=1` and named stall by stall with `bench/review/stall-frames.mjs`, four causes: `matchFile` ' +
+      '(src/reviewers/builtin/engine.ts) ran every rule and data-flow walk of a file in one stretch, and the ' +
+      'JavaScript flow adapter searched the whole file again for every name at every sink (2 ms per sink); the first ' +
+      'review in a process parsed the catalog’s YAML and checked every rule against empty trees in one 300 ms ' +
+      'stretch, and a pinned skill revision was parsed again on every review; fingerprinting sorted 30,000 findings ' +
+      'with one comparator (80–130 ms) and the inline-suppression check ran over all of them at once (110 ms); and ' +
+      'four files matched side by side each took their own slice of every turn.',
+    '',
+    `**Now:** the merge takes ${merges} ms. Every long loop (matching, skill parsing, fingerprinting, reconciling, ` +
+      'suppressions, the merge of the reviewers’ reports) gives the event loop a turn once the cooperative work of ' +
+      'that turn, across every loop in the process, has run 8 ms (src/core/cooperative.ts), and the flow adapter ' +
+      'keeps the occurrences of each name per parse. The ledger is written 25 findings per short transaction. ' +
+      `While the findings are merged (step \`ledger\`) the longest stall of the thread is ${stepLag('ledger')} ms and ` +
+      `the probed requests’ p99 ${stepP99('ledger')} ms; over the analyzers (step \`review\`) ${stepLag('review')} ms ` +
+      `and ${stepP99('review')} ms. What no slice can split is one native stretch: a full garbage collection of the ` +
+      'review’s ~900 MiB heap, or one complex rule’s `findAll` over a very large file; the remaining stalls of ' +
+      '100–240 ms are those (stall-frames shows them as `(program)` and `(garbage collector)`).',
     '',
     `Requests over 100 ms while the findings were merged, by stall (slow requests due within a second of each other): ${passes
       .map(({ o, r }) => {

@@ -202,9 +202,15 @@ export const collectionRecords = {
   }),
   swarms: record('swarm', { goal: z.string() }),
   'timeline-events': record('timeline_event', {
-    subject_type: z.string(),
+    subject_type: z.string().describe('The kind of object it happened to, e.g. `finding`, `plan`.'),
     subject_id: z.string(),
-    kind: z.string(),
+    kind: z.string().describe('What happened, e.g. `dismissed`, `approved`, `computed`.'),
+    actor: z
+      .string()
+      .nullable()
+      .describe('Id of the API key that caused it; null when svc did it on its own.'),
+    payload: z.record(z.string(), z.unknown()).describe('What changed (before and after, where known).'),
+    occurred_at: timestamp.describe('When it happened (may precede `created_at`, when it was appended).'),
   }),
   dashboards: record('dashboard', { name: z.string(), description: z.string().nullable() }),
 } as const;
@@ -533,7 +539,9 @@ function collectionOperations(collection: CollectionName): Operation[] {
     collection === 'scorecards' ||
     collection === 'checks' ||
     collection === 'scorecard-levels' ||
-    collection === 'quick-actions'
+    collection === 'quick-actions' ||
+    // src/operations/timeline.ts
+    collection === 'timeline-events'
   )
     return [];
   const item = collectionRecords[collection];
@@ -622,5 +630,4 @@ export const operations: Operation[] = [
     handler: pending('dashboards_update'),
   }),
   ...eventOperations('learnings', 'learnings', 'id', learningSubject),
-  ...eventOperations('pull-requests', 'pull_requests', 'id'),
 ];

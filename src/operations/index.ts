@@ -13,6 +13,7 @@ import { operations as reviews } from './reviews';
 import { operations as scorecards } from './scorecards';
 import { operations as settings } from './settings';
 import { operations as tasks } from './tasks';
+import { operations as timeline } from './timeline';
 
 export const OPERATIONS: Operation[] = [
   ...projects,
@@ -27,5 +28,6 @@ export const OPERATIONS: Operation[] = [
   ...plans,
   ...repoKnowledge,
   ...scorecards,
+  ...timeline,
   ...collections,
 ];

@@ -1,0 +1,176 @@
+/**
+ * Timeline events and pull-request events over a real review: what happened to findings and pull
+ * requests, read across objects newest first, filtered by object, kind and time, paged; notes on
+ * a pull request from an agent; another project's events are not there; a refused change leaves
+ * no event. Both engines.
+ */
+import { eq } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Worker } from '../../src/engine/worker';
+import { pullRequests } from '../../src/storage/schema';
+import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
+import { DATABASE_KINDS } from '../helpers/db';
+import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+
+type TimelineEvent = {
+  object: string;
+  id: string;
+  subject_type: string;
+  subject_id: string;
+  kind: string;
+  actor: string | null;
+  payload: Record<string, unknown>;
+  occurred_at: string;
+  created_at: string;
+};
+
+describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
+  let t: TestApp;
+  let worker: Worker;
+  let headers: Record<string, string>;
+  let otherHeaders: Record<string, string>;
+  let findingId: string;
+  let pullRequestId: string;
+
+  const get = (url: string, as = headers) => t.app.inject({ method: 'GET', url, headers: as });
+  const timeline = async (query = '', as = headers) => {
+    const res = await get(`/api/v1/timeline-events${query}`, as);
+    expect(res.statusCode, res.body).toBe(200);
+    return res.json() as { data: TimelineEvent[]; next_cursor: string | null };
+  };
+
+  beforeAll(async () => {
+    const reposDir = makeReposDir();
+    const repo = makeRepo(reposDir, 'acme/shop', { 'src/app.js': 'export const ok = 1;\n' });
+    gitIn(repo, ['checkout', '-q', '-b', 'feature']);
+    commitFiles(
+      repo,
+      { 'src/run.js': 'export function run(req) {\n  return eval(req.query.code);\n}\n' },
+      'runner',
+    );
+    gitIn(repo, ['checkout', '-q', 'main']);
+    gitIn(repo, ['update-ref', 'refs/pull/1/head', 'feature']);
+    makeRepo(reposDir, 'acme/other', { 'a.js': 'export const a = 1;\n' });
+    t = await createTestApp({ kind, reposDir, env: { SVC_POLL_MS: '50' } });
+    worker = new Worker(t.services.engine, { concurrency: 1 });
+    await worker.start();
+    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/shop') };
+    otherHeaders = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/other') };
+
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/reviews',
+      headers,
+      payload: { pr: 1, reviewers: ['security'] },
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    for (let i = 0; ; i++) {
+      const body = (await get(`/api/v1/reviews/${started.json().id}`)).json();
+      if (body.run?.status === 'completed') {
+        findingId = body.findings[0].id;
+        break;
+      }
+      if (i > 400 || ['failed', 'canceled'].includes(body.run?.status))
+        throw new Error(JSON.stringify(body.run));
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const [pr] = await t.services.db.orm.select().from(pullRequests).where(eq(pullRequests.number, 1));
+    pullRequestId = pr?.id as string;
+  });
+  afterAll(async () => {
+    await worker?.stop();
+    await t?.close();
+  });
+
+  it('lists what happened to a finding, newest first, with its actor, and reads one by id', async () => {
+    for (const [kindOf, payload] of [
+      ['dismissed', { reason: 'the query is built from constants' }],
+      ['reopened', {}],
+    ] as const) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: `/api/v1/findings/${findingId}/events`,
+        headers,
+        payload: { kind: kindOf, payload },
+      });
+      expect(res.statusCode, res.body).toBe(201);
+    }
+    const { data } = await timeline(`?subject_type=finding&subject_id=${findingId}`);
+    expect(data.map((e) => e.kind)).toEqual(['reopened', 'dismissed']);
+    expect(data[1]).toMatchObject({
+      object: 'timeline_event',
+      subject_type: 'finding',
+      subject_id: findingId,
+      payload: { reason: 'the query is built from constants' },
+    });
+    expect(data[1]?.actor).toMatch(/^key_/);
+    const one = await get(`/api/v1/timeline-events/${data[1]?.id}`);
+    expect(one.statusCode).toBe(200);
+    expect(one.json()).toEqual(data[1]);
+  });
+
+  it('takes notes on a pull request and lists them with the rest of the timeline', async () => {
+    const note = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/pull-requests/${pullRequestId}/events`,
+      headers,
+      payload: { kind: 'note.added', payload: { text: 'fixing the eval in the next push' } },
+    });
+    expect(note.statusCode, note.body).toBe(201);
+    const read = await get(`/api/v1/pull-requests/${pullRequestId}/events`);
+    expect(read.json().data.map((e: TimelineEvent) => e.kind)).toEqual(['note.added']);
+    const { data } = await timeline();
+    expect(data[0]).toMatchObject({
+      subject_type: 'pull_request',
+      subject_id: pullRequestId,
+      kind: 'note.added',
+    });
+    expect(data.map((e) => e.subject_type)).toEqual(expect.arrayContaining(['finding', 'pull_request']));
+  });
+
+  it('filters by kind and time and pages with a cursor, never repeating an event', async () => {
+    const all = (await timeline()).data;
+    expect(all.length).toBeGreaterThanOrEqual(3);
+    expect((await timeline('?kind=dismissed')).data.map((e) => e.kind)).toEqual(['dismissed']);
+    const newest = all[0] as TimelineEvent;
+    const since = await timeline(`?since=${encodeURIComponent(newest.created_at)}`);
+    expect(since.data.map((e) => e.id)).toContain(newest.id);
+    expect(since.data.every((e) => e.created_at >= newest.created_at)).toBe(true);
+    const until = await timeline(`?until=${encodeURIComponent('2000-01-01T00:00:00Z')}`);
+    expect(until.data).toEqual([]);
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const pageOf: { data: TimelineEvent[]; next_cursor: string | null } = await timeline(
+        `?limit=1${cursor ? `&cursor=${cursor}` : ''}`,
+      );
+      seen.push(...pageOf.data.map((e) => e.id));
+      cursor = pageOf.next_cursor;
+    } while (cursor);
+    expect(seen).toEqual(all.map((e) => e.id));
+  });
+
+  it("keeps another project's events out, and a refused change leaves no event", async () => {
+    const before = (await timeline()).data.length;
+    // Reopening an open finding is refused (409): nothing is appended.
+    const refused = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/findings/${findingId}/events`,
+      headers,
+      payload: { kind: 'reopened', payload: {} },
+    });
+    expect(refused.statusCode).toBe(409);
+    // Another project cannot note this project's pull request or see its events.
+    const foreign = await t.app.inject({
+      method: 'POST',
+      url: `/api/v1/pull-requests/${pullRequestId}/events`,
+      headers: otherHeaders,
+      payload: { kind: 'note.added', payload: {} },
+    });
+    expect(foreign.statusCode).toBe(404);
+    expect((await timeline()).data).toHaveLength(before);
+    expect((await timeline('', otherHeaders)).data.filter((e) => e.subject_type !== 'reviewer')).toEqual([]);
+    const [first] = (await timeline()).data;
+    expect((await get(`/api/v1/timeline-events/${first?.id}`, otherHeaders)).statusCode).toBe(404);
+  });
+});

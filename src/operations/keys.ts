@@ -3,7 +3,9 @@ import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { ApiError } from '../core/errors';
 import { type ApiKeyRow, createApiKey, revokeApiKey } from '../storage/keys';
+import type { Tx } from '../storage/object-events';
 import { apiKeys, projects } from '../storage/schema';
+import { recordChange } from './change-events';
 import { defineOperation, type OperationContext } from './registry';
 import { iso, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
@@ -40,6 +42,24 @@ function requireUnpinned(ctx: OperationContext) {
   }
 }
 
+/** A key's change on the timeline: a pinned key's under its project, others workspace-wide. */
+const recordKeyChange = (
+  tx: Tx,
+  ctx: OperationContext,
+  key: ApiKeyRow,
+  kind: string,
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown>,
+) =>
+  recordChange(tx, ctx, {
+    objectType: 'key',
+    objectId: key.id,
+    projectId: key.projectId,
+    kind,
+    before,
+    after,
+  });
+
 const create = defineOperation({
   tool: 'keys_create',
   method: 'POST',
@@ -72,12 +92,22 @@ const create = defineOperation({
         .limit(1);
       if (!project) throw new ApiError('not_found', `project ${body.project_id} was not found`);
     }
-    const { row, secret } = await createApiKey(ctx.services.db, {
-      workspaceId: ctx.workspaceId,
-      kind: body.kind,
-      projectId: body.project_id ?? null,
-      name: body.name,
-    });
+    const { row, secret } = await createApiKey(
+      ctx.services.db,
+      {
+        workspaceId: ctx.workspaceId,
+        kind: body.kind,
+        projectId: body.project_id ?? null,
+        name: body.name,
+      },
+      (tx, created) =>
+        recordKeyChange(tx, ctx, created, 'created', null, {
+          kind: created.kind,
+          name: created.name,
+          project_id: created.projectId,
+          hint: created.hint,
+        }),
+    );
     return { ...toRecord(row), secret };
   },
 });
@@ -124,7 +154,16 @@ const remove = defineOperation({
   response: keyRecord,
   handler: async ({ params }, ctx) => {
     requireUnpinned(ctx);
-    const row = await revokeApiKey(ctx.services.db, ctx.workspaceId, params.key_id);
+    const row = await revokeApiKey(ctx.services.db, ctx.workspaceId, params.key_id, (tx, revoked) =>
+      recordKeyChange(
+        tx,
+        ctx,
+        revoked,
+        'revoked',
+        { revoked_at: null },
+        { revoked_at: revoked.revokedAt?.toISOString() ?? null },
+      ),
+    );
     if (!row) throw new ApiError('not_found', `key ${params.key_id} was not found or is already revoked`);
     return toRecord(row);
   },

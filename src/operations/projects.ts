@@ -5,6 +5,7 @@ import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
 import { newId } from '../storage/ids';
 import { projects, tasks } from '../storage/schema';
+import { recordChange } from './change-events';
 import { defineOperation, type OperationContext } from './registry';
 import { listOf, listQuery } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
@@ -87,17 +88,28 @@ const create = defineOperation({
         },
       );
     }
-    const [row] = await db.orm
-      .insert(projects)
-      .values({
-        id: newId('project'),
-        workspaceId: ctx.workspaceId,
-        name: body.name,
-        repoFullName: body.repository.full_name,
-        installationId: body.repository.installation_id,
-      })
-      .returning();
-    if (!row) throw new Error('project insert returned no row');
+    const row = await db.orm.transaction(async (tx) => {
+      const [inserted] = await tx
+        .insert(projects)
+        .values({
+          id: newId('project'),
+          workspaceId: ctx.workspaceId,
+          name: body.name,
+          repoFullName: body.repository.full_name,
+          installationId: body.repository.installation_id,
+        })
+        .returning();
+      if (!inserted) throw new Error('project insert returned no row');
+      await recordChange(tx, ctx, {
+        objectType: 'project',
+        objectId: inserted.id,
+        projectId: inserted.id,
+        kind: 'created',
+        before: null,
+        after: { name: inserted.name, repository: body.repository },
+      });
+      return inserted;
+    });
     const project = toProjectRecord(row);
     if (!body.setup) return { project };
     return { project, setup: await startSetup(ctx.services, ctx.workspaceId, row.id, row.name) };

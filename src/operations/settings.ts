@@ -11,6 +11,7 @@ import {
   workspaceSettingsPatch,
 } from '../core/settings';
 import { projects, workspaces } from '../storage/schema';
+import { recordChange } from './change-events';
 import { defineOperation } from './registry';
 
 const settingsRecord = z.object({
@@ -26,6 +27,15 @@ const defaultsOf = (registry: Record<string, { default: unknown; doc: string }>)
   defaults: Object.fromEntries(Object.entries(registry).map(([k, v]) => [k, v.default])),
   docs: Object.fromEntries(Object.entries(registry).map(([k, v]) => [k, v.doc])),
 });
+
+/** The sent keys' stored values before (null: not set, the default applied) and after. */
+function settingsChange(stored: Record<string, unknown>, sent: Record<string, unknown>) {
+  const keys = Object.keys(sent);
+  return {
+    before: Object.fromEntries(keys.map((k) => [k, stored[k] ?? null])),
+    after: Object.fromEntries(keys.map((k) => [k, sent[k] ?? null])),
+  };
+}
 
 const projectParams = z.strictObject({ project_id: z.string().min(1).max(200) });
 
@@ -80,14 +90,31 @@ const projectUpdate = defineOperation({
   body: projectSettingsPatch,
   response: settingsRecord,
   handler: async ({ body }, ctx) => {
-    const [row] = await ctx.services.db.orm
-      .update(projects)
-      // jsonb || merges the sent keys over the stored ones in one statement, so concurrent edits of
-      // different keys do not overwrite each other.
-      .set({ settings: sql`${projects.settings} || ${JSON.stringify(body)}::jsonb`, updatedAt: new Date() })
-      .where(and(eq(projects.id, ctx.projectId ?? ''), eq(projects.workspaceId, ctx.workspaceId)))
-      .returning();
-    if (!row) throw new ApiError('not_found', `project ${ctx.projectId} was not found`);
+    const row = await ctx.services.db.orm.transaction(async (tx) => {
+      const where = and(eq(projects.id, ctx.projectId ?? ''), eq(projects.workspaceId, ctx.workspaceId));
+      const [before] = await tx
+        .select({ settings: projects.settings })
+        .from(projects)
+        .where(where)
+        .for('update');
+      if (!before) throw new ApiError('not_found', `project ${ctx.projectId} was not found`);
+      const [updated] = await tx
+        .update(projects)
+        // jsonb || merges the sent keys over the stored ones, so concurrent edits of different
+        // keys do not overwrite each other.
+        .set({ settings: sql`${projects.settings} || ${JSON.stringify(body)}::jsonb`, updatedAt: new Date() })
+        .where(where)
+        .returning();
+      if (!updated) throw new ApiError('not_found', `project ${ctx.projectId} was not found`);
+      await recordChange(tx, ctx, {
+        objectType: 'project_settings',
+        objectId: updated.id,
+        projectId: updated.id,
+        kind: 'updated',
+        ...settingsChange(before.settings, body),
+      });
+      return updated;
+    });
     return projectRecord(row);
   },
 });
@@ -121,11 +148,30 @@ const workspaceUpdate = defineOperation({
     if (ctx.principal.pinnedProjectId) {
       throw new ApiError('forbidden', 'a project-pinned key cannot change workspace settings');
     }
-    const [row] = await ctx.services.db.orm
-      .update(workspaces)
-      .set({ settings: sql`${workspaces.settings} || ${JSON.stringify(body)}::jsonb`, updatedAt: new Date() })
-      .where(eq(workspaces.id, ctx.workspaceId))
-      .returning();
+    const row = await ctx.services.db.orm.transaction(async (tx) => {
+      const where = eq(workspaces.id, ctx.workspaceId);
+      const [before] = await tx
+        .select({ settings: workspaces.settings })
+        .from(workspaces)
+        .where(where)
+        .for('update');
+      const [updated] = await tx
+        .update(workspaces)
+        .set({
+          settings: sql`${workspaces.settings} || ${JSON.stringify(body)}::jsonb`,
+          updatedAt: new Date(),
+        })
+        .where(where)
+        .returning();
+      await recordChange(tx, ctx, {
+        objectType: 'workspace_settings',
+        objectId: ctx.workspaceId,
+        projectId: null,
+        kind: 'updated',
+        ...settingsChange(before?.settings ?? {}, body),
+      });
+      return updated;
+    });
     return workspaceRecord(ctx.workspaceId, row?.settings ?? {});
   },
 });

@@ -1,14 +1,15 @@
 /**
  * Timeline events: the spec's append-only record of what happened to each object, read across
  * objects. Every event svc or a caller appends to an object's log (src/storage/object-events.ts:
- * reviewers, learnings, findings, plans, scorecards, pull requests) is a timeline event; nothing
- * edits or deletes one. A project's timeline holds its own objects' events and those of
- * workspace-wide objects (reviewers); another project's are not there.
+ * reviewers, learnings, findings, plans, scorecards, pull requests; projects, keys and settings
+ * through ./change-events.ts) is a timeline event; nothing edits or deletes one. A project's
+ * timeline holds its own objects' events and those of workspace-wide objects (`visibleTo`);
+ * another project's are not there.
  *
  * Also the pull-request event pair: a note from an agent or a person on a pull request, beside
  * the events svc writes about it.
  */
-import { and, desc, eq, gte, isNull, lt, lte, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lt, lte, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { notFound } from '../core/errors';
 import { type EventRow, toEventRecord } from '../storage/object-events';
@@ -37,11 +38,24 @@ function toTimelineRecord(row: EventRow) {
   };
 }
 
-/** The events the caller's project may see: its own, and those of workspace-wide objects. */
+/** Workspace-wide objects whose events a project-pinned key sees: they shape its reviews. */
+const SHARED_WITH_PROJECTS = ['reviewer'];
+
+/**
+ * The events the caller may see: the project's own, and those of workspace-wide objects (keys,
+ * workspace settings, reviewers); a project-pinned key sees only reviewers' of the latter, as it
+ * cannot read keys or workspace settings either.
+ */
 const visibleTo = (ctx: OperationContext): SQL | undefined =>
   and(
     eq(events.workspaceId, ctx.workspaceId),
-    or(isNull(events.projectId), ctx.projectId ? eq(events.projectId, ctx.projectId) : undefined),
+    or(
+      ctx.projectId ? eq(events.projectId, ctx.projectId) : undefined,
+      and(
+        isNull(events.projectId),
+        ctx.principal.pinnedProjectId ? inArray(events.objectType, SHARED_WITH_PROJECTS) : undefined,
+      ),
+    ),
   );
 
 const timelineQuery = listQuery.extend({

@@ -4,28 +4,37 @@ import { type KeyKind, keyDigest, keyKindOf, mintKeySecret } from '../core/keys'
 import type { Database } from './database';
 import { newId } from './ids';
 import { forgetKey } from './lookups';
+import type { Tx } from './object-events';
 import { apiKeys, workspaces } from './schema';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
+/** Also done in the key's transaction: the caller's record of the change (a timeline event). */
+export type AlsoInTransaction = (tx: Tx, row: ApiKeyRow) => Promise<unknown>;
+
 export async function createApiKey(
   db: Database,
   input: { workspaceId: string; kind: KeyKind; projectId?: string | null; name: string; secret?: string },
+  also?: AlsoInTransaction,
 ): Promise<{ row: ApiKeyRow; secret: string }> {
   const secret = input.secret ?? mintKeySecret(input.kind);
-  const [row] = await db.orm
-    .insert(apiKeys)
-    .values({
-      id: newId('key'),
-      workspaceId: input.workspaceId,
-      kind: input.kind,
-      projectId: input.projectId ?? null,
-      name: input.name,
-      digest: keyDigest(secret),
-      hint: `${secret.slice(0, secret.indexOf('_', 4) + 5)}…`,
-    })
-    .returning();
-  if (!row) throw new Error('inserting the API key returned no row');
+  const row = await db.orm.transaction(async (tx) => {
+    const [inserted] = await tx
+      .insert(apiKeys)
+      .values({
+        id: newId('key'),
+        workspaceId: input.workspaceId,
+        kind: input.kind,
+        projectId: input.projectId ?? null,
+        name: input.name,
+        digest: keyDigest(secret),
+        hint: `${secret.slice(0, secret.indexOf('_', 4) + 5)}…`,
+      })
+      .returning();
+    if (!inserted) throw new Error('inserting the API key returned no row');
+    await also?.(tx, inserted);
+    return inserted;
+  });
   return { row, secret };
 }
 
@@ -33,14 +42,19 @@ export async function revokeApiKey(
   db: Database,
   workspaceId: string,
   keyId: string,
+  also?: AlsoInTransaction,
 ): Promise<ApiKeyRow | null> {
-  const [row] = await db.orm
-    .update(apiKeys)
-    .set({ revokedAt: new Date(), updatedAt: new Date() })
-    .where(and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)))
-    .returning();
+  const row = await db.orm.transaction(async (tx) => {
+    const [revoked] = await tx
+      .update(apiKeys)
+      .set({ revokedAt: new Date(), updatedAt: new Date() })
+      .where(and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)))
+      .returning();
+    if (revoked) await also?.(tx, revoked);
+    return revoked ?? null;
+  });
   if (row) forgetKey(db, row.id);
-  return row ?? null;
+  return row;
 }
 
 /** The workspace this installation serves; created on first start. */

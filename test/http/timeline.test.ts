@@ -6,8 +6,11 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { keyDigest } from '../../src/core/keys';
 import { Worker } from '../../src/engine/worker';
-import { pullRequests } from '../../src/storage/schema';
+import { createApiKey } from '../../src/storage/keys';
+import { appendObjectEvent } from '../../src/storage/object-events';
+import { apiKeys, pullRequests } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
@@ -31,6 +34,7 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
   let otherHeaders: Record<string, string>;
   let findingId: string;
   let pullRequestId: string;
+  let shopId: string;
 
   const get = (url: string, as = headers) => t.app.inject({ method: 'GET', url, headers: as });
   const timeline = async (query = '', as = headers) => {
@@ -54,7 +58,8 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
     t = await createTestApp({ kind, reposDir, env: { SVC_POLL_MS: '50' } });
     worker = new Worker(t.services.engine, { concurrency: 1 });
     await worker.start();
-    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/shop') };
+    shopId = await createProject(t, 'acme/shop');
+    headers = { ...bearer(t.workspaceKey), 'project-id': shopId };
     otherHeaders = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/other') };
 
     const started = await t.app.inject({
@@ -169,8 +174,114 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
     });
     expect(foreign.statusCode).toBe(404);
     expect((await timeline()).data).toHaveLength(before);
-    expect((await timeline('', otherHeaders)).data.filter((e) => e.subject_type !== 'reviewer')).toEqual([]);
+    const seenByOther = (await timeline('?limit=200', otherHeaders)).data.map((e) => e.subject_id);
+    expect(seenByOther).not.toContain(findingId);
+    expect(seenByOther).not.toContain(pullRequestId);
+    expect(seenByOther).not.toContain(shopId);
     const [first] = (await timeline()).data;
     expect((await get(`/api/v1/timeline-events/${first?.id}`, otherHeaders)).statusCode).toBe(404);
+  });
+
+  it('records projects, settings and keys changed through the API, with before, after and actor', async () => {
+    const [created] = (await timeline(`?subject_type=project&subject_id=${shopId}`)).data;
+    expect(created).toMatchObject({
+      kind: 'created',
+      payload: { before: null, after: { name: 'shop', repository: { full_name: 'acme/shop' } } },
+    });
+    const patch = (payload: unknown) =>
+      t.app.inject({
+        method: 'PATCH',
+        url: `/api/v1/projects/${shopId}/settings`,
+        headers,
+        payload: payload as object,
+      });
+    expect((await patch({ 'svc.review.guidance': 'prefer small functions' })).statusCode).toBe(200);
+    expect((await patch({ 'svc.review.guidance': 'name every failure' })).statusCode).toBe(200);
+    // A refused change (unknown key) appends nothing.
+    expect((await patch({ 'svc.nope': 1 })).statusCode).toBe(400);
+    const settings = (await timeline(`?subject_type=project_settings&subject_id=${shopId}`)).data;
+    expect(settings.map((e) => e.payload)).toEqual([
+      {
+        before: { 'svc.review.guidance': 'prefer small functions' },
+        after: { 'svc.review.guidance': 'name every failure' },
+      },
+      { before: { 'svc.review.guidance': null }, after: { 'svc.review.guidance': 'prefer small functions' } },
+    ]);
+    expect(settings[0]?.actor).toMatch(/^key_/);
+
+    const minted = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/keys',
+      headers: bearer(t.workspaceKey),
+      payload: { name: 'ci bot', kind: 'project', project_id: shopId },
+    });
+    expect(minted.statusCode).toBe(201);
+    const { id: keyId, secret } = minted.json() as { id: string; secret: string };
+    const revoked = await t.app.inject({
+      method: 'DELETE',
+      url: `/api/v1/keys/${keyId}`,
+      headers: bearer(t.workspaceKey),
+    });
+    expect(revoked.statusCode).toBe(200);
+    const keyEvents = (await timeline(`?subject_type=key&subject_id=${keyId}`)).data;
+    expect(keyEvents.map((e) => e.kind)).toEqual(['revoked', 'created']);
+    expect(keyEvents[1]?.payload).toMatchObject({
+      after: { kind: 'project', name: 'ci bot', project_id: shopId },
+    });
+    expect(JSON.stringify(keyEvents)).not.toContain(secret);
+    expect(JSON.stringify(keyEvents)).not.toContain(keyDigest(secret));
+  });
+
+  it('shows a project-pinned key its project’s events, and no workspace keys or settings', async () => {
+    const mint = async (payload: Record<string, unknown>) => {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/keys',
+        headers: bearer(t.workspaceKey),
+        payload,
+      });
+      expect(res.statusCode, res.body).toBe(201);
+      return res.json() as { id: string; secret: string };
+    };
+    const workspaceKey = await mint({ name: 'deploy', kind: 'workspace' });
+    const pinned = bearer((await mint({ name: 'pinned', kind: 'project', project_id: shopId })).secret);
+    const setting = await t.app.inject({
+      method: 'PATCH',
+      url: '/api/v1/settings',
+      headers: bearer(t.workspaceKey),
+      payload: { 'svc.checks.p1_conclusion': 'neutral' },
+    });
+    expect(setting.statusCode, setting.body).toBe(200);
+    // A workspace key with Project-ID sees both.
+    const all = (await timeline('?limit=200')).data;
+    expect(all.map((e) => e.subject_id)).toEqual(expect.arrayContaining([workspaceKey.id, t.workspaceId]));
+    const seen = (await timeline('?limit=200', pinned)).data;
+    expect(seen.map((e) => e.subject_id)).toContain(findingId);
+    expect(seen.map((e) => e.subject_id)).not.toContain(workspaceKey.id);
+    expect(seen.filter((e) => e.subject_type === 'workspace_settings')).toEqual([]);
+  });
+
+  it('appends an event in the transaction of its change: when either fails, neither is there', async () => {
+    const before = (await timeline('?limit=200')).data.length;
+    const failing = createApiKey(
+      t.services.db,
+      { workspaceId: t.workspaceId, kind: 'workspace', name: 'never' },
+      async (tx, row) => {
+        await appendObjectEvent(tx, {
+          workspaceId: t.workspaceId,
+          projectId: null,
+          objectType: 'key',
+          objectId: row.id,
+          kind: 'created',
+          payload: {},
+          actor: null,
+        });
+        throw new Error('the change fails after its event was appended');
+      },
+    );
+    await expect(failing).rejects.toThrow(/after its event/);
+    const keys = await t.services.db.orm.select().from(apiKeys).where(eq(apiKeys.name, 'never'));
+    expect(keys).toEqual([]);
+    expect((await timeline('?limit=200')).data).toHaveLength(before);
   });
 });

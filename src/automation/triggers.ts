@@ -14,6 +14,7 @@ import type { ReviewConfig } from '../review/config';
 import type { AnnouncedReview } from '../review/run-review';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
+import { setReviewStatus } from '../storage/review-status';
 import { projects, pullRequests, reviewResults, runs } from '../storage/schema';
 import { type CheckTarget, checkQueued, checkSkipped, findCheck } from './check';
 
@@ -159,10 +160,7 @@ async function queueReviewCheck(
   const target = checkTargetOf(project, pr, headSha);
   const deadlineAt = new Date(Date.now() + review.deadlineMs);
   await checkQueued(deps.db, review.host, target, deadlineAt, review.taskId);
-  await deps.db.orm
-    .update(pullRequests)
-    .set({ reviewStatus: 'planning', updatedAt: new Date() })
-    .where(eq(pullRequests.id, pr.id));
+  await setReviewStatus(deps.db, pr.id, 'planning');
   await deps.engine.createTask({
     workspaceId: project.workspaceId,
     projectId: project.id,
@@ -232,10 +230,7 @@ export async function startAutomaticReview(
       SKIPPED_FILTERED_TITLE,
       'No reviewable diff: nothing was added that svc can read.',
     );
-    await deps.db.orm
-      .update(pullRequests)
-      .set({ reviewStatus: 'skipped', updatedAt: new Date() })
-      .where(eq(pullRequests.id, pr.id));
+    await setReviewStatus(deps.db, pr.id, 'skipped', { details: { reason: 'no reviewable diff' } });
     return { outcome: 'skipped', reason: 'no reviewable diff' };
   }
   const changedLines = diff.files.reduce((n, f) => n + f.additions, 0);
@@ -296,11 +291,11 @@ export async function onPullRequestEvent(
     headSha: event.headSha,
     repo: project.repoFullName,
   };
-  await deps.db.orm.update(pullRequests).set({ reviewStatus: 'trigger' }).where(eq(pullRequests.id, pr.id));
+  await setReviewStatus(deps.db, pr.id, 'trigger');
   if (event.draft || isReleasePullRequest(event)) {
     const why = event.draft ? 'draft pull request' : 'release pull request';
     await checkSkipped(deps.db, host, target, SKIPPED_FILTERED_TITLE, `Not reviewed: ${why}.`);
-    await deps.db.orm.update(pullRequests).set({ reviewStatus: 'skipped' }).where(eq(pullRequests.id, pr.id));
+    await setReviewStatus(deps.db, pr.id, 'skipped', { details: { reason: why } });
     return { outcome: 'skipped', reason: why };
   }
   return startAutomaticReview(deps, project, host, pr, event.headSha, { force: false, reason: event.action });

@@ -20,6 +20,7 @@ import type { ReviewerResult, ReviewFile } from '../reviewers/types';
 import { messageOf } from '../storage/bound-values';
 import { type Database, isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
+import { setReviewStatus } from '../storage/review-status';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
 import { type ReviewConfig, reviewConfigSchema } from './config';
 import { executeReviewer } from './execute-reviewer';
@@ -100,19 +101,6 @@ function hostFailure(error: unknown, what: string): never {
     throw new RunFailure(code, `${what}: ${error.message}`);
   }
   throw error;
-}
-
-async function setReviewStatus(
-  db: Database,
-  pullRequestId: string | null,
-  status: string,
-  extra: Record<string, unknown> = {},
-) {
-  if (!pullRequestId) return;
-  await db.orm
-    .update(pullRequests)
-    .set({ reviewStatus: status, updatedAt: new Date(), ...extra })
-    .where(eq(pullRequests.id, pullRequestId));
 }
 
 async function resolveTarget(
@@ -258,7 +246,7 @@ async function notReviewed(
   job: { host: CodeHost; repo: string; config: ReviewConfig; target: Target },
   error: unknown,
 ) {
-  await setReviewStatus(ctx.db, job.target.pullRequestId, 'errored').catch(() => {});
+  await setReviewStatus(ctx.db, job.target.pullRequestId, 'errored', { runId: ctx.run.id }).catch(() => {});
   await lifecycle(ctx, deps, job, 'errored', error).catch((e) =>
     ctx.warn(`could not mark the code-host check errored: ${(e as Error).message}`),
   );
@@ -358,7 +346,7 @@ async function review(
     });
   }
 
-  await setReviewStatus(db, target.pullRequestId, 'reviewing');
+  await setReviewStatus(db, target.pullRequestId, 'reviewing', { runId: ctx.run.id });
   await lifecycle(ctx, deps, job, 'reviewing');
   await ctx.progress({
     phase: 'reviewing',
@@ -492,9 +480,9 @@ async function review(
     },
   );
   // The findings are committed to the ledger before anything is posted: a failed post loses none.
-  await setReviewStatus(db, target.pullRequestId, 'reviews_available');
+  await setReviewStatus(db, target.pullRequestId, 'reviews_available', { runId: ctx.run.id });
   await lifecycle(ctx, deps, job, 'reviews_available');
-  await setReviewStatus(db, target.pullRequestId, 'summarizing');
+  await setReviewStatus(db, target.pullRequestId, 'summarizing', { runId: ctx.run.id });
   await lifecycle(ctx, deps, job, 'summarizing');
   const counts = {
     findings: outcome.reported.length,
@@ -541,8 +529,20 @@ async function review(
     });
   }
   await setReviewStatus(db, target.pullRequestId, 'reviewed', {
-    lastReviewedAt: new Date(),
-    lastReviewRunId: ctx.run.id,
+    columns: { lastReviewedAt: new Date(), lastReviewRunId: ctx.run.id },
+    runId: ctx.run.id,
+    // What the review did to the ledger, as one event rather than one per finding.
+    details: {
+      head_sha: target.headSha,
+      counts: {
+        p0: counts.p0,
+        p1: counts.p1,
+        p2: counts.p2,
+        opened: counts.opened,
+        reopened: counts.reopened,
+        fixed: counts.fixed,
+      },
+    },
   });
   await lifecycle(ctx, deps, job, 'reviewed');
   await ctx.progress({

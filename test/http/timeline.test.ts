@@ -87,6 +87,23 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
     await t?.close();
   });
 
+  it('records each move of a pull request’s review status, the finished review with its counts', async () => {
+    const moves = (
+      await timeline(`?subject_type=pull_request&subject_id=${pullRequestId}&kind=review_status_changed`)
+    ).data.reverse();
+    const statuses = moves.map((e) => (e.payload.after as { review_status: string }).review_status);
+    expect(statuses).toEqual(expect.arrayContaining(['reviewing', 'reviewed']));
+    expect(statuses.indexOf('reviewing')).toBeLessThan(statuses.indexOf('reviewed'));
+    const reviewed = moves.at(-1) as TimelineEvent;
+    expect(reviewed.actor).toBeNull();
+    expect(reviewed.payload).toMatchObject({
+      before: { review_status: 'summarizing' },
+      after: { review_status: 'reviewed' },
+      counts: { p0: 1, opened: 1, fixed: 0 },
+    });
+    expect(reviewed.payload.run_id).toMatch(/^run_/);
+  });
+
   it('lists what happened to a finding, newest first, with its actor, and reads one by id', async () => {
     for (const [kindOf, payload] of [
       ['dismissed', { reason: 'the query is built from constants' }],
@@ -123,7 +140,10 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
     });
     expect(note.statusCode, note.body).toBe(201);
     const read = await get(`/api/v1/pull-requests/${pullRequestId}/events`);
-    expect(read.json().data.map((e: TimelineEvent) => e.kind)).toEqual(['note.added']);
+    // Oldest first: the review's status moves svc recorded, then the note.
+    const kinds = read.json().data.map((e: TimelineEvent) => e.kind);
+    expect(kinds.at(-1)).toBe('note.added');
+    expect(kinds.slice(0, -1).every((k: string) => k === 'review_status_changed')).toBe(true);
     const { data } = await timeline();
     expect(data[0]).toMatchObject({
       subject_type: 'pull_request',

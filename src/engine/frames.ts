@@ -8,6 +8,7 @@ import { RUN_FAILURE_REMEDY, type RunFailureCode } from '../core/failures';
 import type { Gap, RunStatus } from '../core/runs';
 import type { Orm } from '../storage/database';
 import { newId } from '../storage/ids';
+import { appendObjectEvent } from '../storage/object-events';
 import { runMessages, runs, tasks } from '../storage/schema';
 import type { EngineLimits, RunRow } from './types';
 
@@ -130,6 +131,21 @@ export async function commitTerminal(
     role: 'note',
     content: note.content,
     data: note.data,
+  });
+  // The run's end on the timeline, in the terminal commit: how it ended and, if it failed, why.
+  await appendObjectEvent(tx, {
+    workspaceId: row.workspaceId,
+    projectId: row.projectId,
+    objectType: 'run',
+    objectId: runId,
+    kind: frame.status,
+    payload: {
+      before: { status: guard.from.length === 1 ? guard.from[0] : null },
+      after: { status: frame.status, error_code: frame.error?.code ?? null },
+      task_id: row.taskId,
+      kind: row.kind,
+    },
+    actor: null,
   });
   return row;
 }

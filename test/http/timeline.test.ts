@@ -104,6 +104,17 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
     expect(reviewed.payload.run_id).toMatch(/^run_/);
   });
 
+  it('records how each run ended, in its terminal commit', async () => {
+    const ended = (await timeline('?subject_type=run')).data;
+    const review = ended.find((e) => e.payload.kind === 'review');
+    expect(review).toMatchObject({
+      kind: 'completed',
+      actor: null,
+      payload: { before: { status: 'running' }, after: { status: 'completed', error_code: null } },
+    });
+    expect(review?.payload.task_id).toMatch(/^tsk_/);
+  });
+
   it('lists what happened to a finding, newest first, with its actor, and reads one by id', async () => {
     for (const [kindOf, payload] of [
       ['dismissed', { reason: 'the query is built from constants' }],

@@ -392,42 +392,46 @@ const create = defineOperation({
     checkModelPin(shape, modelPin, env);
     if (body.skill_revision_id) await checkSkillRevision(ctx, shape, body.skill_revision_id);
     const now = new Date();
-    const [row] = await ctx.services.db.orm
-      .insert(reviewers)
-      .values({
+    // The reviewer and its `created` event in one transaction: neither is there without the other.
+    const row = await ctx.services.db.orm.transaction(async (tx) => {
+      const [inserted] = await tx
+        .insert(reviewers)
+        .values({
+          workspaceId: ctx.workspaceId,
+          id: body.id,
+          name: body.name,
+          description: body.description ?? '',
+          engine: 'llm',
+          skillId: body.id,
+          skillRevisionId: body.skill_revision_id ?? null,
+          modelPin,
+          instructions: body.instructions,
+          source: 'custom',
+          createdAt: now,
+          updatedAt: now,
+        })
+        .onConflictDoNothing()
+        .returning();
+      if (!inserted) {
+        throw new ApiError(
+          'conflict',
+          `reviewer ${body.id} already exists in this workspace; choose another id or PATCH it`,
+          {
+            reviewer_id: body.id,
+          },
+        );
+      }
+      await appendObjectEvent(tx, {
         workspaceId: ctx.workspaceId,
-        id: body.id,
-        name: body.name,
-        description: body.description ?? '',
-        engine: 'llm',
-        skillId: body.id,
-        skillRevisionId: body.skill_revision_id ?? null,
-        modelPin,
-        instructions: body.instructions,
-        source: 'custom',
-        createdAt: now,
-        updatedAt: now,
-      })
-      .onConflictDoNothing()
-      .returning();
-    if (!row) {
-      throw new ApiError(
-        'conflict',
-        `reviewer ${body.id} already exists in this workspace; choose another id or PATCH it`,
-        {
-          reviewer_id: body.id,
-        },
-      );
-    }
-    await appendObjectEvent(ctx.services.db.orm, {
-      workspaceId: ctx.workspaceId,
-      projectId: ctx.projectId,
-      objectType: 'reviewer',
-      objectId: row.id,
-      kind: 'created',
-      payload: { model_pin: row.modelPin },
-      occurredAt: now,
-      actor: ctx.principal.keyId,
+        projectId: ctx.projectId,
+        objectType: 'reviewer',
+        objectId: inserted.id,
+        kind: 'created',
+        payload: { model_pin: inserted.modelPin },
+        occurredAt: now,
+        actor: ctx.principal.keyId,
+      });
+      return inserted;
     });
     return toReviewerRecord(row);
   },

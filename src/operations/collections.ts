@@ -5,7 +5,7 @@
  * `updated_at` and the fields the spec names. The behaviour belongs to a later issue, so every
  * handler answers 501 `not_implemented` by name.
  */
-import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
+import { and, asc, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { REVIEW_STATUSES } from '../core/checks';
 import { ApiError, notFound, notImplemented } from '../core/errors';
@@ -20,7 +20,7 @@ import { appendObjectEvent, type EventRow, type Tx, toEventRecord } from '../sto
 import { events, learnings } from '../storage/schema';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { idParam, listOf, listQuery, timestamp } from './schemas/common';
-import { decodeCursor, page } from './schemas/cursor';
+import { decodeCursor, page, pastCursor } from './schemas/cursor';
 
 const pending = (tool: string) => async (): Promise<never> => {
   throw notImplemented(tool);
@@ -328,12 +328,7 @@ export function eventOperations(
               eq(events.workspaceId, ctx.workspaceId),
               eq(events.objectType, subject.objectType),
               eq(events.objectId, id),
-              after
-                ? or(
-                    gt(events.createdAt, after.createdAt),
-                    and(eq(events.createdAt, after.createdAt), gt(events.id, after.id)),
-                  )
-                : undefined,
+              pastCursor(events, after, 'oldest_first'),
             ),
           )
           .orderBy(asc(events.createdAt), asc(events.id))

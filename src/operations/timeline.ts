@@ -9,7 +9,7 @@
  * Also the pull-request event pair: a note from an agent or a person on a pull request, beside
  * the events svc writes about it.
  */
-import { and, desc, eq, gte, inArray, isNull, lt, lte, or, type SQL } from 'drizzle-orm';
+import { and, desc, eq, gte, inArray, isNull, lte, or, type SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import { notFound } from '../core/errors';
 import { type EventRow, toEventRecord } from '../storage/object-events';
@@ -17,7 +17,7 @@ import { events, pullRequests } from '../storage/schema';
 import { collectionRecords, type EventSubject, eventOperations } from './collections';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { idParam, listOf, listQuery, timestamp } from './schemas/common';
-import { decodeCursor, page } from './schemas/cursor';
+import { decodeCursor, page, pastCursor } from './schemas/cursor';
 
 const timelineEvent = collectionRecords['timeline-events'];
 
@@ -93,12 +93,7 @@ const timelineOperations: Operation[] = [
             query.kind ? eq(events.kind, query.kind) : undefined,
             query.since ? gte(events.createdAt, new Date(query.since)) : undefined,
             query.until ? lte(events.createdAt, new Date(query.until)) : undefined,
-            after
-              ? or(
-                  lt(events.createdAt, after.createdAt),
-                  and(eq(events.createdAt, after.createdAt), lt(events.id, after.id)),
-                )
-              : undefined,
+            pastCursor(events, after, 'newest_first'),
           ),
         )
         .orderBy(desc(events.createdAt), desc(events.id))

@@ -2,6 +2,7 @@
  * Keyset pagination cursors: the last row's (created_at, id), encoded opaquely so clients do
  * not build them by hand.
  */
+import { and, type Column, eq, gt, lt, or, type SQL } from 'drizzle-orm';
 import { ApiError } from '../../core/errors';
 
 export interface CursorPosition {
@@ -34,4 +35,21 @@ export function page<T extends { createdAt: Date; id: string }>(rows: T[], limit
   const data = hasMore ? rows.slice(0, limit) : rows;
   const last = data[data.length - 1];
   return { data, nextCursor: hasMore && last ? encodeCursor(last) : null };
+}
+
+/**
+ * The rows past `after` in a list ordered by (created_at, id): older ones for a newest-first
+ * list, newer ones for an oldest-first list. No condition without a cursor.
+ */
+export function pastCursor(
+  columns: { createdAt: Column; id: Column },
+  after: CursorPosition | null,
+  order: 'newest_first' | 'oldest_first',
+): SQL | undefined {
+  if (!after) return undefined;
+  const beyond = order === 'newest_first' ? lt : gt;
+  return or(
+    beyond(columns.createdAt, after.createdAt),
+    and(eq(columns.createdAt, after.createdAt), beyond(columns.id, after.id)),
+  );
 }

@@ -31,6 +31,22 @@ export interface StoredResponse {
   body: unknown;
 }
 
+/** What an idempotent request is recognised by when its key is used again. */
+export interface KeyedRequest {
+  method: string;
+  path: string;
+  body: unknown;
+  projectId?: string | null;
+}
+
+/** The request's fingerprint, once its Idempotency-Key is checked (400 for a key outside the grammar). */
+export function keyedFingerprint(key: string, request: KeyedRequest): string {
+  if (!KEY_PATTERN.test(key)) {
+    throw new ApiError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
+  }
+  return requestFingerprint(request.method, request.path, request.body, request.projectId ?? null);
+}
+
 /** The request's identity: method, path, the project it acts on (a header) and the canonical body. */
 export function requestFingerprint(
   method: string,
@@ -47,18 +63,10 @@ export async function withIdempotency(
   db: Database,
   principal: Principal,
   key: string,
-  request: { method: string; path: string; body: unknown; projectId?: string | null },
+  request: KeyedRequest,
   execute: () => Promise<StoredResponse>,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  if (!KEY_PATTERN.test(key)) {
-    throw new ApiError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
-  }
-  const fingerprint = requestFingerprint(
-    request.method,
-    request.path,
-    request.body,
-    request.projectId ?? null,
-  );
+  const fingerprint = keyedFingerprint(key, request);
   const where = and(eq(idempotencyRecords.holder, principal.keyId), eq(idempotencyRecords.key, key)) as SQL;
   // Identifies this request's own record: a later request may hold the key once ours expired.
   const holdUntil = new Date(Date.now() + IDEMPOTENCY_IN_PROGRESS_MS);

@@ -17,10 +17,7 @@ import { type SQL, sql } from 'drizzle-orm';
 import { ApiError } from '../core/errors';
 import type { Principal } from '../core/keys';
 import type { Database } from '../storage/database';
-import { IDEMPOTENCY_TTL_MS, requestFingerprint, type StoredResponse } from './idempotency';
-
-/** The keys idempotency.ts accepts: 1-255 visible ASCII characters. */
-const KEY_PATTERN = /^[\x21-\x7e]{1,255}$/;
+import { IDEMPOTENCY_TTL_MS, type KeyedRequest, keyedFingerprint, type StoredResponse } from './idempotency';
 
 /** The statement that records the key with `response`; returns one row when it did. */
 export type KeyGuard = (response: StoredResponse) => SQL;
@@ -78,19 +75,11 @@ export async function withIdempotentAcknowledgement(
   db: Database,
   principal: Principal,
   key: string,
-  request: { method: string; path: string; body: unknown; projectId?: string | null },
+  request: KeyedRequest,
   execute: (guard: KeyGuard) => Promise<StoredResponse>,
   attempt = 1,
 ): Promise<StoredResponse & { replayed: boolean }> {
-  if (!KEY_PATTERN.test(key)) {
-    throw new ApiError('validation_failed', 'Idempotency-Key must be 1-255 visible ASCII characters');
-  }
-  const fingerprint = requestFingerprint(
-    request.method,
-    request.path,
-    request.body,
-    request.projectId ?? null,
-  );
+  const fingerprint = keyedFingerprint(key, request);
   const record = (response: StoredResponse) => sql`
     INSERT INTO idempotency_records
       (holder, key, workspace_id, method, path, request_hash, state, response_status, response_body, expires_at)

@@ -10,7 +10,7 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
 import { findings, postedComments, tasks, webhookDeliveries } from '../../src/storage/schema';
-import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { GitHubDouble } from '../helpers/github-double';
 import { deliver, WEBHOOK_SECRET, webhookExamples } from '../helpers/webhooks';
@@ -80,17 +80,7 @@ describe('GitHub end to end', () => {
     return payload;
   }
 
-  async function settle() {
-    for (let i = 0; i < 600; i++) {
-      const all = await t.services.db.orm.select().from(tasks);
-      const runs = await Promise.all(
-        all.filter((x) => x.kind !== 'check_deadline').map((x) => t.services.engine.latestRun(x.id)),
-      );
-      if (runs.every((r) => r && ['completed', 'failed', 'canceled'].includes(r.status))) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('runs did not settle');
-  }
+  const settle = () => settleRuns(t, { ignoreKinds: ['check_deadline'], attempts: 600 });
 
   async function send(event: string, payload: Obj) {
     const res = await deliver(t.app, { event, payload });

@@ -21,7 +21,7 @@ import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
 import { Worker } from '../../src/engine/worker';
 import { checkRuns, findings, plans, tasks } from '../../src/storage/schema';
-import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
 type CheckRecord = {
@@ -81,17 +81,7 @@ describe('pull request automation on the local host', () => {
   /** The latest state of each check, by id. */
   const latestChecks = async () => [...new Map((await checks()).map((c) => [c.id, c])).values()];
 
-  async function settle() {
-    for (let i = 0; i < 400; i++) {
-      const active = await t.services.db.orm.select().from(tasks);
-      const runs = await Promise.all(
-        active.filter((x) => x.kind !== 'check_deadline').map((x) => t.services.engine.latestRun(x.id)),
-      );
-      if (runs.every((r) => r && ['completed', 'failed', 'canceled'].includes(r.status))) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('runs did not settle');
-  }
+  const settle = () => settleRuns(t, { ignoreKinds: ['check_deadline'] });
 
   beforeAll(async () => {
     const reposDir = makeReposDir();

@@ -31,7 +31,7 @@ import type { AutomationDeps } from '../../src/automation/triggers';
 import { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
 import { findings, plans, projects, pullRequests, tasks } from '../../src/storage/schema';
-import { createProject, createTestApp, type TestApp } from '../helpers/app';
+import { createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
 const run = promisify(execFile);
@@ -184,17 +184,7 @@ describe('the watcher on the local host', () => {
       env: { ...process.env, LOG_LEVEL: 'warn' },
     });
 
-  async function settle() {
-    for (let i = 0; i < 600; i++) {
-      const all = await t.services.db.orm.select().from(tasks);
-      const runs = await Promise.all(
-        all.filter((x) => x.kind !== 'check_deadline').map((x) => t.services.engine.latestRun(x.id)),
-      );
-      if (runs.every((r) => r && ['completed', 'failed', 'canceled'].includes(r.status))) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('runs did not settle');
-  }
+  const settle = () => settleRuns(t, { ignoreKinds: ['check_deadline'], attempts: 600 });
 
   beforeAll(async () => {
     reposDir = makeReposDir();

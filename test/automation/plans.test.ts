@@ -12,7 +12,7 @@ import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
 import { planBranch } from '../../src/plans/activate';
 import { tasks } from '../../src/storage/schema';
-import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
 const PLAN =
@@ -57,15 +57,7 @@ describe('plans that move', () => {
   const events = async (id: string) => (await api('GET', `/plans/${id}/events`)).body.data as Event[];
   const refs = () => gitIn(repo, ['for-each-ref', '--format=%(refname) %(objectname)']);
 
-  async function settle() {
-    for (let i = 0; i < 400; i++) {
-      const all = await t.services.db.orm.select().from(tasks);
-      const runs = await Promise.all(all.map((x) => t.services.engine.latestRun(x.id)));
-      if (runs.every((r) => r && ['completed', 'failed', 'canceled'].includes(r.status))) return;
-      await new Promise((r) => setTimeout(r, 50));
-    }
-    throw new Error('runs did not settle');
-  }
+  const settle = () => settleRuns(t);
 
   async function pushPlans(files: Record<string, string>) {
     commitFiles(repo, files, 'plans');

@@ -12,6 +12,7 @@ import { type Config, loadConfig } from '../../src/config';
 import { buildApp } from '../../src/http/app';
 import { createServices } from '../../src/main';
 import type { Services } from '../../src/operations/services';
+import { tasks } from '../../src/storage/schema';
 import { createTestDatabase, type DatabaseKind } from './db';
 
 export interface TestApp {
@@ -72,4 +73,25 @@ export async function createProject(t: TestApp, fullName: string, installationId
   });
   if (res.statusCode !== 201) throw new Error(`creating project ${fullName}: ${res.statusCode} ${res.body}`);
   return res.json().project.id as string;
+}
+
+/**
+ * Waits until the latest run of every task has ended (completed, failed or canceled), polling
+ * every 50 ms up to `attempts` times; tasks of `ignoreKinds` (a check's deadline, which waits on
+ * purpose) are left out.
+ */
+export async function settleRuns(
+  t: TestApp,
+  options: { ignoreKinds?: readonly string[]; attempts?: number } = {},
+): Promise<void> {
+  const ignored = new Set(options.ignoreKinds ?? []);
+  for (let i = 0; i < (options.attempts ?? 400); i++) {
+    const all = await t.services.db.orm.select().from(tasks);
+    const runs = await Promise.all(
+      all.filter((x) => !ignored.has(x.kind)).map((x) => t.services.engine.latestRun(x.id)),
+    );
+    if (runs.every((r) => r && ['completed', 'failed', 'canceled'].includes(r.status))) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('runs did not settle');
 }

@@ -13,11 +13,16 @@ import { openDatabase } from '../../src/storage/database';
 import { MIGRATIONS_DIR, migrate } from '../../src/storage/migrate';
 import { ADMIN_URL, CACHE_DIR, SNAPSHOT_FILE, templateName, urlFor } from './paths';
 
+/**
+ * The template database is reused while the migrations are unchanged. The journal counts too:
+ * the migrator applies by its `when` stamps, which `drizzle-kit generate` rewrites.
+ */
 function migrationsHash(): string {
   const hash = createHash('sha256');
   for (const file of readdirSync(MIGRATIONS_DIR).sort()) {
     if (file.endsWith('.sql')) hash.update(readFileSync(join(MIGRATIONS_DIR, file)));
   }
+  hash.update(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json')));
   return hash.digest('hex').slice(0, 12);
 }
 

@@ -30,6 +30,18 @@ CREATE TABLE "check_runs" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "dashboards" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"name" text NOT NULL,
+	"description" text,
+	"is_default" boolean DEFAULT false NOT NULL,
+	"panels" jsonb DEFAULT '[]'::jsonb NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "events" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -114,6 +126,18 @@ CREATE TABLE "learnings" (
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
+CREATE TABLE "metric_records" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"owner" text NOT NULL,
+	"key" text NOT NULL,
+	"value" jsonb NOT NULL,
+	"written_by" text,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "plans" (
 	"id" text PRIMARY KEY NOT NULL,
 	"workspace_id" text NOT NULL,
@@ -144,6 +168,18 @@ CREATE TABLE "posted_comments" (
 	"kind" text NOT NULL,
 	"finding_id" text,
 	"external_id" text NOT NULL,
+	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "preferences" (
+	"id" text PRIMARY KEY NOT NULL,
+	"workspace_id" text NOT NULL,
+	"project_id" text NOT NULL,
+	"key_id" text NOT NULL,
+	"notifications_read_at" timestamp with time zone,
+	"notifications_cleared_at" timestamp with time zone,
+	"dashboard_id" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
@@ -374,6 +410,7 @@ CREATE TABLE "tasks" (
 	"input" jsonb DEFAULT '{}'::jsonb NOT NULL,
 	"revision" integer DEFAULT 1 NOT NULL,
 	"paused_reason" text,
+	"parent_task_id" text,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
 	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
 );
@@ -429,15 +466,19 @@ ALTER TABLE "run_messages" ADD CONSTRAINT "run_messages_run_id_runs_id_fk" FOREI
 ALTER TABLE "runs" ADD CONSTRAINT "runs_task_id_tasks_id_fk" FOREIGN KEY ("task_id") REFERENCES "public"."tasks"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 CREATE UNIQUE INDEX "api_keys_digest_idx" ON "api_keys" USING btree ("digest");--> statement-breakpoint
 CREATE UNIQUE INDEX "check_runs_head_idx" ON "check_runs" USING btree ("pull_request_id","head_sha");--> statement-breakpoint
+CREATE INDEX "dashboards_project_idx" ON "dashboards" USING btree ("project_id","created_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "dashboards_default_idx" ON "dashboards" USING btree ("project_id") WHERE is_default;--> statement-breakpoint
 CREATE INDEX "events_object_idx" ON "events" USING btree ("object_type","object_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "findings_identity_idx" ON "findings" USING btree ("ledger_key","fingerprint");--> statement-breakpoint
 CREATE INDEX "findings_project_idx" ON "findings" USING btree ("project_id","created_at");--> statement-breakpoint
 CREATE INDEX "findings_last_run_idx" ON "findings" USING btree ("last_run_id");--> statement-breakpoint
 CREATE INDEX "idempotency_expires_idx" ON "idempotency_records" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "learnings_project_idx" ON "learnings" USING btree ("project_id","forgets_at");--> statement-breakpoint
+CREATE UNIQUE INDEX "metric_records_identity_idx" ON "metric_records" USING btree ("project_id","owner","key");--> statement-breakpoint
 CREATE UNIQUE INDEX "plans_artifact_idx" ON "plans" USING btree ("project_id","repo_artifact_path");--> statement-breakpoint
 CREATE UNIQUE INDEX "posted_comments_finding_idx" ON "posted_comments" USING btree ("pull_request_id","finding_id");--> statement-breakpoint
 CREATE INDEX "posted_comments_external_idx" ON "posted_comments" USING btree ("external_id");--> statement-breakpoint
+CREATE UNIQUE INDEX "preferences_owner_idx" ON "preferences" USING btree ("project_id","key_id");--> statement-breakpoint
 CREATE INDEX "projects_workspace_idx" ON "projects" USING btree ("workspace_id","created_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "pull_requests_number_idx" ON "pull_requests" USING btree ("project_id","number");--> statement-breakpoint
 CREATE INDEX "quick_actions_scorecard_idx" ON "quick_actions" USING btree ("scorecard_id","created_at");--> statement-breakpoint
@@ -453,4 +494,5 @@ CREATE UNIQUE INDEX "scorecard_checks_check_idx" ON "scorecard_checks" USING btr
 CREATE INDEX "scorecards_project_idx" ON "scorecards" USING btree ("project_id","computed_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "skill_revisions_hash_idx" ON "skill_revisions" USING btree ("workspace_id","hash");--> statement-breakpoint
 CREATE INDEX "tasks_project_idx" ON "tasks" USING btree ("workspace_id","project_id","kind","created_at");--> statement-breakpoint
+CREATE INDEX "tasks_parent_idx" ON "tasks" USING btree ("parent_task_id") WHERE parent_task_id IS NOT NULL;--> statement-breakpoint
 CREATE INDEX "webhook_deliveries_received_idx" ON "webhook_deliveries" USING btree ("received_at");

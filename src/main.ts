@@ -19,6 +19,7 @@ import type { Services } from './operations/services';
 import { planActivateHandler } from './plans/activate';
 import { seedCatalogReviewers } from './review/reviewer-catalog';
 import { reviewHandler } from './review/run-review';
+import { swarmHandler } from './review/swarm';
 import { withoutBoundValues } from './storage/bound-values';
 import { type Database, openDatabase } from './storage/database';
 import { bootstrapKey, ensureWorkspace } from './storage/keys';
@@ -95,6 +96,7 @@ export function createEngine(
   engine.registerHandler('plan_review', planReviewHandler(codeHosts, engine));
   engine.registerHandler('plan_activate', planActivateHandler(codeHosts));
   engine.registerHandler('knowledge_refresh', knowledgeRefreshHandler(codeHosts));
+  engine.registerHandler('swarm', swarmHandler(engine));
   engine.registerHandler('webhook', webhookTaskHandler({ engine, codeHosts, env: config.env, logger }));
   registerPullRequestHandlers();
   return { engine, codeHosts };

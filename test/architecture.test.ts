@@ -38,6 +38,7 @@ const ALLOWED: Record<string, string[]> = {
   'skills-store': ['core', 'storage', 'skills'],
   knowledge: ['core', 'storage', 'codehost'],
   scorecards: ['core', 'storage', 'codehost', 'knowledge'],
+  metrics: ['core', 'storage'],
   engine: ['core', 'storage', 'codehost', 'config', 'knowledge', 'scorecards'],
   review: [
     'core',
@@ -66,6 +67,7 @@ const ALLOWED: Record<string, string[]> = {
     'knowledge',
     'plans',
     'scorecards',
+    'metrics',
   ],
   http: ['core', 'storage', 'engine', 'operations', 'codehost', 'mcp', 'github'],
   mcp: ['core', 'operations', 'http'],

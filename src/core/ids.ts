@@ -23,6 +23,9 @@ export const ID_PREFIX = {
   scorecard: 'scd',
   scorecardCheck: 'chk',
   quickAction: 'qac',
+  metricRecord: 'met',
+  dashboard: 'dsh',
+  preference: 'prf',
 } as const;
 
 export type IdKind = keyof typeof ID_PREFIX;

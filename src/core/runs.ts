@@ -34,6 +34,7 @@ export const TASK_KINDS = [
   'check_deadline',
   'scorecard',
   'quick_action',
+  'swarm',
 ] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 

@@ -1,17 +1,19 @@
 /**
- * The spec's "Collections": get by id and list for each collection, `preferences` get only,
- * dashboards create/update and the event append/read pairs. Record fields the spec does not
- * show are open (`looseObject`): each record carries `object`, `id`, `created_at`,
- * `updated_at` and the fields the spec names. The behaviour belongs to a later issue, so every
- * handler answers 501 `not_implemented` by name.
+ * The spec's "Collections": the record schema of each collection, the event append/read pair
+ * every collection with events builds from, and the learnings collection itself. The other
+ * collections' operations live in their own modules (the ledger's, scorecards, timeline,
+ * swarms…). Record fields the spec does not show are open (`looseObject`): each record carries
+ * `object`, `id`, `created_at`, `updated_at` and the fields the spec names.
  */
 import { and, asc, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { REVIEW_STATUSES } from '../core/checks';
-import { ApiError, notFound, notImplemented } from '../core/errors';
+import { ApiError, notFound } from '../core/errors';
 import { LEARNING_ACTIONS } from '../core/learning-scope';
 import { APPROVAL_STATUSES, PLAN_STATUSES, REPO_WRITE_STATUSES } from '../core/plans';
 import { isForgotten, type LearningRow, notForgottenAt } from '../review/learnings';
+import { SWARM_STATUSES } from '../review/swarm';
+import { SWARM_GOALS } from '../review/swarm-goals';
 import { CHECK_CATEGORIES, CHECK_IDS, CHECK_RESULTS } from '../scorecards/definitions';
 import { SCORECARD_TRIGGERS } from '../scorecards/store';
 import { QUICK_ACTION_KINDS, QUICK_ACTION_STATUSES } from '../scorecards/types';
@@ -21,10 +23,6 @@ import { events, learnings } from '../storage/schema';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { idParam, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page, pastCursor } from './schemas/cursor';
-
-const pending = (tool: string) => async (): Promise<never> => {
-  throw notImplemented(tool);
-};
 
 const record = <O extends string, S extends z.ZodRawShape>(object: O, shape: S) =>
   z.looseObject({
@@ -88,11 +86,6 @@ export const collectionRecords = {
     scope: learningScope
       .nullable()
       .describe('What rule reviewers do with it; null: a sentence for model reviewers only.'),
-  }),
-  'metric-records': record('metric_record', {
-    owner: z.string(),
-    key: z.string(),
-    value: z.unknown(),
   }),
   plans: record('plan', {
     status: z.enum(PLAN_STATUSES),
@@ -200,7 +193,44 @@ export const collectionRecords = {
       .describe('Facts that could not be read, by name; the checks needing them are `unknown`.'),
     computed_at: timestamp,
   }),
-  swarms: record('swarm', { goal: z.string() }),
+  swarms: record('swarm', {
+    goal: z.enum(SWARM_GOALS).describe('What the swarm works toward.'),
+    params: z.record(z.string(), z.unknown()).describe("The goal's parameters, defaults filled in."),
+    status: z
+      .enum(SWARM_STATUSES)
+      .describe(
+        '`queued` until it fans out; `running` while a child is active; `completed` once every child ended and one succeeded (or there was nothing to do); `failed` when every child failed or the swarm could not run; `canceled`.',
+      ),
+    task_id: z.string().describe("The swarm's own task (its id is the swarm id)."),
+    children: z
+      .object({
+        pending: z.int(),
+        running: z.int(),
+        completed: z.int(),
+        failed: z.int(),
+        canceled: z.int(),
+        total: z.int(),
+      })
+      .describe("Child tasks by their latest run's status."),
+    child_task_ids: z.array(z.string()).describe('Every child task, oldest first.'),
+    spend_usd: z
+      .number()
+      .nullable()
+      .describe("Known spend of the children; null when no child's cost is known (never 0 for unknown)."),
+    cost_unknown_children: z
+      .int()
+      .describe('Children that ran and whose cost is unknown (not in `spend_usd`).'),
+    result: z
+      .record(z.string(), z.unknown())
+      .describe("The goal's result so far (final once the swarm has ended)."),
+    skipped: z
+      .array(z.record(z.string(), z.unknown()))
+      .describe('What the goal left out, each with its `reason` (e.g. `never_reviewed`).'),
+    error: z
+      .looseObject({ code: z.string(), message: z.string() })
+      .nullable()
+      .describe('Why the swarm itself failed, by name.'),
+  }),
   'timeline-events': record('timeline_event', {
     subject_type: z.string().describe('The kind of object it happened to, e.g. `finding`, `plan`.'),
     subject_id: z.string(),
@@ -212,15 +242,7 @@ export const collectionRecords = {
     payload: z.record(z.string(), z.unknown()).describe('What changed (before and after, where known).'),
     occurred_at: timestamp.describe('When it happened (may precede `created_at`, when it was appended).'),
   }),
-  dashboards: record('dashboard', { name: z.string(), description: z.string().nullable() }),
 } as const;
-
-export type CollectionName = keyof typeof collectionRecords;
-
-export const preference = record('preference', {
-  notifications_read_at: timestamp.nullable(),
-  notifications_cleared_at: timestamp.nullable(),
-});
 
 /** Event append body and event record, shared by every `/events` pair (reviewers too). */
 export const eventAppendBody = z.strictObject({
@@ -268,7 +290,7 @@ export function eventOperations(
   collection: string,
   tool: string,
   paramName: string,
-  subject?: EventSubject,
+  subject: EventSubject,
 ): Operation[] {
   const params = idParam(paramName, `Id of the ${collection} record.`);
   const idOf = (p: Record<string, string>) => p[paramName] ?? '';
@@ -283,9 +305,7 @@ export function eventOperations(
       body: eventAppendBody,
       response: eventRecord,
       status: 201,
-      notImplemented: subject === undefined,
       handler: async ({ params: p, body }, ctx) => {
-        if (!subject) throw notImplemented(`${tool}_append_event`);
         const id = idOf(p);
         await requireSubject(subject, ctx, id);
         const row = await ctx.services.db.orm.transaction(async (tx) => {
@@ -314,9 +334,7 @@ export function eventOperations(
       params,
       query: listQuery,
       response: listOf(eventRecord),
-      notImplemented: subject === undefined,
       handler: async ({ params: p, query }, ctx) => {
-        if (!subject) throw notImplemented(`${tool}_events`);
         const id = idOf(p);
         await requireSubject(subject, ctx, id);
         const after = decodeCursor(query.cursor);
@@ -339,8 +357,6 @@ export function eventOperations(
     }),
   ];
 }
-
-const toolBase = (collection: string) => collection.replaceAll('-', '_');
 
 // Learnings: the project's own records (another project's learning is 404), created by the
 // documented extension `learnings_create`, forgotten from `forgets_at` on.
@@ -520,109 +536,7 @@ const learningOperations: Operation[] = [
   }),
 ];
 
-function collectionOperations(collection: CollectionName): Operation[] {
-  if (collection === 'learnings') return learningOperations;
-  // Implemented with the review ledger (src/operations/ledger-collections.ts).
-  if (
-    collection === 'pull-requests' ||
-    collection === 'findings' ||
-    collection === 'review-results' ||
-    collection === 'plans' ||
-    // src/operations/repo-knowledge.ts
-    collection === 'repo-knowledge' ||
-    // src/operations/scorecards.ts
-    collection === 'scorecards' ||
-    collection === 'checks' ||
-    collection === 'scorecard-levels' ||
-    collection === 'quick-actions' ||
-    // src/operations/timeline.ts
-    collection === 'timeline-events'
-  )
-    return [];
-  const item = collectionRecords[collection];
-  const base = toolBase(collection);
-  return [
-    defineOperation({
-      tool: `${base}_get`,
-      method: 'GET',
-      path: `/api/v1/${collection}/{id}`,
-      summary: `Read one ${collection} record.`,
-      scope: 'project',
-      params: idParam('id', `Id of the ${collection} record.`),
-      response: item,
-      notImplemented: true,
-      handler: pending(`${base}_get`),
-    }),
-    defineOperation({
-      tool: `${base}_list`,
-      method: 'GET',
-      path: `/api/v1/${collection}`,
-      summary: `List the project's ${collection} records, newest first.`,
-      scope: 'project',
-      query: listQuery,
-      response: listOf(item),
-      notImplemented: true,
-      handler: pending(`${base}_list`),
-    }),
-  ];
-}
-
-const dashboardPanel = z.strictObject({
-  title: z.string().min(1).max(200),
-  metric_key: z.string().min(1).max(200).describe('Key of the metric records to plot.'),
-  kind: z.enum(['number', 'line', 'bar', 'table']).default('number'),
-});
-
-export const dashboardCreateBody = z.strictObject({
-  name: z.string().min(1).max(200),
-  description: z.string().max(2000).optional(),
-  panels: z.array(dashboardPanel).max(50).default([]),
-});
-
-export const dashboardUpdateBody = z
-  .strictObject({
-    name: z.string().min(1).max(200).optional(),
-    description: z.string().max(2000).nullable().optional(),
-    panels: z.array(dashboardPanel).max(50).optional(),
-  })
-  .refine((b) => Object.keys(b).length > 0, { message: 'send at least one field to change' });
-
 export const operations: Operation[] = [
-  ...(Object.keys(collectionRecords) as CollectionName[]).flatMap(collectionOperations),
-  defineOperation({
-    tool: 'preferences_get',
-    method: 'GET',
-    path: '/api/v1/preferences/{id}',
-    summary: 'Read per-project dashboard state (notification read and cleared markers).',
-    scope: 'project',
-    params: idParam('id', 'Id of the preferences record.'),
-    response: preference,
-    notImplemented: true,
-    handler: pending('preferences_get'),
-  }),
-  defineOperation({
-    tool: 'dashboards_create',
-    method: 'POST',
-    path: '/api/v1/dashboards',
-    summary: "Create a metric board over the repository's review history.",
-    scope: 'project',
-    body: dashboardCreateBody,
-    response: collectionRecords.dashboards,
-    status: 201,
-    notImplemented: true,
-    handler: pending('dashboards_create'),
-  }),
-  defineOperation({
-    tool: 'dashboards_update',
-    method: 'PATCH',
-    path: '/api/v1/dashboards/{id}',
-    summary: 'Update a dashboard.',
-    scope: 'project',
-    params: idParam('id', 'Dashboard id.'),
-    body: dashboardUpdateBody,
-    response: collectionRecords.dashboards,
-    notImplemented: true,
-    handler: pending('dashboards_update'),
-  }),
+  ...learningOperations,
   ...eventOperations('learnings', 'learnings', 'id', learningSubject),
 ];

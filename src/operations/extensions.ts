@@ -5,7 +5,10 @@
  * (`findings_append_event`, `findings_events`: dismiss or reopen a finding without the code host,
  * the spec's `wontfix:` reply as an API call), and `scorecards_compute` (recompute a scorecard on
  * request) with `quick_actions_run` (do a quick action as a task), and `plans_approve` /
- * `plans_reject` (the spec names a plan's approval but not its operation). The contract test proves
+ * `plans_reject` (the spec names a plan's approval but not its operation), and `swarms_create` with
+ * `swarms_cancel` (the spec has swarms to read but no way to start or stop one), and `metric_records_write` with
+ * `preferences_update` (the spec lets callers own metric records and keep preferences, but
+ * shows no write for either). The contract test proves
  * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
  * has no tool name; it is `projects_create` here, and so it is listed as an extension.
  */
@@ -28,4 +31,8 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'quick_actions_run',
   'plans_approve',
   'plans_reject',
+  'swarms_create',
+  'swarms_cancel',
+  'metric_records_write',
+  'preferences_update',
 ];

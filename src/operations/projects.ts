@@ -3,6 +3,7 @@ import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
+import { ensureDefaultDashboard } from '../metrics/boards';
 import { newId } from '../storage/ids';
 import { projects, tasks } from '../storage/schema';
 import { recordChange } from './change-events';
@@ -108,6 +109,7 @@ const create = defineOperation({
         before: null,
         after: { name: inserted.name, repository: body.repository },
       });
+      await ensureDefaultDashboard(tx, ctx.workspaceId, inserted.id);
       return inserted;
     });
     const project = toProjectRecord(row);

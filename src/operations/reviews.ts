@@ -1,7 +1,6 @@
 /**
  * Reviews: a review is a task (its id is the task id) over one pull request or commit range,
- * run by a lineup of reviewers. Declared here per the spec's "Reviews" endpoints; the behaviour
- * belongs to a later issue, so every handler answers 501 `not_implemented` by name.
+ * run by a lineup of reviewers, per the spec's "Reviews" endpoints.
  */
 import { z } from 'zod';
 import { notFound } from '../core/errors';

@@ -1,6 +1,7 @@
 /** Tasks: read a task with its latest run, its status block, its runs and transcript; cancel. */
 import { z } from 'zod';
 import { ApiError, notFound } from '../core/errors';
+import { cancelSwarm } from '../review/swarm';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { listOf, listQuery } from './schemas/common';
 import { decodeCursor, encodeCursor } from './schemas/cursor';
@@ -86,15 +87,22 @@ const cancel = defineOperation({
   summary: "Cancel the task's active run; answers the task with its latest run.",
   description:
     'A pending run ends canceled at once; a running run ends canceled and its worker stops the work. ' +
-    'With no active run this changes nothing and answers the task as it is.',
+    'With no active run this changes nothing and answers the task as it is. ' +
+    "A swarm's task is canceled as the swarm is (`swarms_cancel`): its children's runs end too.",
   scope: 'project',
   params: taskParams,
   response: taskRecord,
   handler: async ({ params }, ctx) => {
     const { engine } = ctx.services;
     const task = await loadTask(ctx, params.task_id);
-    const run = await engine.cancel(task.id, `canceled through the API (request ${ctx.requestId})`);
-    return engine.taskRecord(task, run);
+    const reason = `canceled through the API (request ${ctx.requestId})`;
+    if (task.kind !== 'swarm') return engine.taskRecord(task, await engine.cancel(task.id, reason));
+    // Canceling only the coordinating run would strand the swarm 'running' with live children.
+    await cancelSwarm(ctx.services.db, engine, task, ctx.principal.keyId, reason).catch((error) => {
+      // An ended swarm has no active run: as for any task, nothing changes.
+      if (!(error instanceof ApiError && error.code === 'conflict')) throw error;
+    });
+    return engine.taskRecord(task, await engine.latestRun(task.id));
   },
 });
 

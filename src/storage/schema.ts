@@ -106,10 +106,18 @@ export const tasks = pgTable(
     revision: integer('revision').notNull().default(1),
     /** Set when the platform paused the task, e.g. `task_auto_paused_repeat_failure`. */
     pausedReason: text('paused_reason'),
+    /**
+     * The swarm task that created (or adopted) this task as one of its children; null for a task
+     * of its own. Written in the transaction that creates the child, so a swarm never loses one.
+     */
+    parentTaskId: text('parent_task_id'),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
-  (t) => [index('tasks_project_idx').on(t.workspaceId, t.projectId, t.kind, t.createdAt)],
+  (t) => [
+    index('tasks_project_idx').on(t.workspaceId, t.projectId, t.kind, t.createdAt),
+    index('tasks_parent_idx').on(t.parentTaskId).where(sql`parent_task_id IS NOT NULL`),
+  ],
 );
 
 export const runs = pgTable(
@@ -651,4 +659,62 @@ export const quickActions = pgTable(
     updatedAt: updatedAt(),
   },
   (t) => [index('quick_actions_scorecard_idx').on(t.scorecardId, t.createdAt)],
+);
+
+/**
+ * Stored metric values, one row per (project, owner, key); the newest write wins. svc writes
+ * its daily figures under owner `svc` (keys `<metric>/<YYYY-MM-DD>`); callers write their own.
+ */
+export const metricRecords = pgTable(
+  'metric_records',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    owner: text('owner').notNull(),
+    key: text('key').notNull(),
+    value: jsonb('value').$type<unknown>().notNull(),
+    /** The API key that wrote it; null for svc's own figures. */
+    writtenBy: text('written_by'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('metric_records_identity_idx').on(t.projectId, t.owner, t.key)],
+);
+
+/** A board of panels over the review history; one default board per project. */
+export const dashboards = pgTable(
+  'dashboards',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    name: text('name').notNull(),
+    description: text('description'),
+    isDefault: boolean('is_default').notNull().default(false),
+    panels: jsonb('panels').$type<Record<string, unknown>[]>().notNull().default([]),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index('dashboards_project_idx').on(t.projectId, t.createdAt),
+    uniqueIndex('dashboards_default_idx').on(t.projectId).where(sql`is_default`),
+  ],
+);
+
+/** Per-project dashboard state of one caller (API key): notification markers, last board. */
+export const preferences = pgTable(
+  'preferences',
+  {
+    id: text('id').primaryKey(),
+    workspaceId: text('workspace_id').notNull(),
+    projectId: text('project_id').notNull(),
+    keyId: text('key_id').notNull(),
+    notificationsReadAt: ts('notifications_read_at'),
+    notificationsClearedAt: ts('notifications_cleared_at'),
+    dashboardId: text('dashboard_id'),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex('preferences_owner_idx').on(t.projectId, t.keyId)],
 );

@@ -28,6 +28,8 @@ export const API_ERROR_STATUS = {
   webhooks_busy: 503,
   /** The repository is on the code host, but the service may not read it (permissions, ownership). */
   repository_unreadable: 503,
+  /** The code host could not be reached, or the service has no client for the project's installation. */
+  code_host_unavailable: 503,
 } as const;
 
 export type ApiErrorCode = keyof typeof API_ERROR_STATUS;

@@ -8,7 +8,8 @@
  * `plans_reject` (the spec names a plan's approval but not its operation), and `swarms_create` with
  * `swarms_cancel` (the spec has swarms to read but no way to start or stop one), and `metric_records_write` with
  * `preferences_update` (the spec lets callers own metric records and keep preferences, but
- * shows no write for either). The contract test proves
+ * shows no write for either), and `review_results_diff` (findings name their lines, but the spec
+ * has no way to read the code they point at). The contract test proves
  * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
  * has no tool name; it is `projects_create` here, and so it is listed as an extension.
  */
@@ -35,4 +36,5 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'swarms_cancel',
   'metric_records_write',
   'preferences_update',
+  'review_results_diff',
 ];

@@ -5,6 +5,7 @@ import { operations as findingEvents } from './finding-events';
 import { operations as installations } from './installations';
 import { operations as keys } from './keys';
 import { operations as ledgerCollections } from './ledger-collections';
+import { operations as reviewDiff } from './review-diff';
 import { operations as metricRecords } from './metric-records';
 import { operations as plans } from './plans';
 import { operations as preferences } from './preferences';
@@ -28,6 +29,7 @@ export const OPERATIONS: Operation[] = [
   ...reviews,
   ...reviewers,
   ...ledgerCollections,
+  ...reviewDiff,
   ...findingEvents,
   ...plans,
   ...repoKnowledge,

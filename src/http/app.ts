@@ -11,6 +11,7 @@ import { OPERATIONS } from '../operations';
 import { fastifyPath, isWrite, type Operation, type OperationContext } from '../operations/registry';
 import type { Services } from '../operations/services';
 import { authenticate, resolveProject } from './auth';
+import { type ConsoleOptions, mountConsole } from './console';
 import { mountDiscovery } from './discovery';
 import { answerClientError, newRequestId, sendError } from './errors';
 import { withIdempotency } from './idempotency';
@@ -23,6 +24,8 @@ export interface AppOptions {
   /** Log requests (off in tests). */
   logger?: boolean;
   operations?: Operation[];
+  /** Where the built web console is (default web/dist). */
+  console?: ConsoleOptions;
 }
 
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
@@ -78,6 +81,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   app.addHook('onClose', () => rejections.close());
   await mountWebhooks(app, services, rejections);
   await mountOps(app, services, rejections);
+  // Last: its catch-all GET answers client routes, never a path the API or the operators own.
+  await mountConsole(app, options.console);
   return app;
 }
 

@@ -1,0 +1,359 @@
+/** Timelines: what happened to one object, to the project, and what is new since last read. */
+import { useState } from 'preact/hooks';
+import { api, type List, type Preference, type TimelineEvent, useLoad } from '../api';
+import { Link, navigate } from '../router';
+import { Empty, Load, NotAvailable, PageHeading, projectPath, Time, timelineHref } from '../ui';
+
+/** Where the console shows an object, when it has a page for it. */
+export function subjectHref(project: string, type: string, id: string): string | null {
+  switch (type) {
+    case 'finding':
+      return projectPath(project, 'findings', id);
+    case 'pull_request':
+      return projectPath(project, 'pull-requests', id);
+    case 'reviewer':
+      return projectPath(project, 'reviewers', id);
+    case 'scorecard':
+      return projectPath(project, 'scorecard');
+    case 'task':
+      return projectPath(project, 'tasks', id);
+    case 'project':
+    case 'project_settings':
+      return projectPath(project, 'settings');
+    case 'dashboard':
+      return projectPath(project, 'dashboards', id);
+    default:
+      return null;
+  }
+}
+
+function payloadSummary(payload: Record<string, unknown>): string {
+  const parts: string[] = [];
+  if (typeof payload.reason === 'string') parts.push(`reason: “${payload.reason}”`);
+  const before = payload.before as Record<string, unknown> | null | undefined;
+  const after = payload.after as Record<string, unknown> | null | undefined;
+  if (after && typeof after === 'object') {
+    for (const [k, v] of Object.entries(after)) {
+      const was = before && typeof before === 'object' ? before[k] : undefined;
+      parts.push(
+        was === undefined
+          ? `${k}: ${JSON.stringify(v)}`
+          : `${k}: ${JSON.stringify(was)} → ${JSON.stringify(v)}`,
+      );
+    }
+  }
+  for (const [k, v] of Object.entries(payload)) {
+    if (k === 'reason' || k === 'before' || k === 'after') continue;
+    parts.push(`${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  }
+  const text = parts.join('; ');
+  return text.length > 300 ? `${text.slice(0, 300)}…` : text;
+}
+
+export function EventsTable({
+  project,
+  events,
+  caption,
+  showSubject,
+}: {
+  project: string;
+  events: TimelineEvent[];
+  caption: string;
+  showSubject: boolean;
+}) {
+  return (
+    <div class="table-wrap">
+      <table>
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            {showSubject ? <th scope="col">Object</th> : null}
+            <th scope="col">What happened</th>
+            <th scope="col">By</th>
+            <th scope="col">Details</th>
+          </tr>
+        </thead>
+        <tbody>
+          {events.map((e) => {
+            const href = subjectHref(project, e.subject_type, e.subject_id);
+            return (
+              <tr key={e.id}>
+                <td>
+                  <Time iso={e.occurred_at} />
+                </td>
+                {showSubject ? (
+                  <td>
+                    {e.subject_type.replace(/_/g, ' ')}{' '}
+                    {href ? <Link href={href}>{e.subject_id}</Link> : <code>{e.subject_id}</code>}
+                    <div class="small">
+                      <Link href={timelineHref(project, e.subject_type, e.subject_id)}>its timeline</Link>
+                    </div>
+                  </td>
+                ) : null}
+                <td>{e.kind.replace(/_/g, ' ')}</td>
+                <td>{e.actor ? <code>{e.actor}</code> : <span class="muted">svc</span>}</td>
+                <td class="small">{payloadSummary(e.payload)}</td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The timeline of one object, newest first, embedded in its page. */
+export function Timeline({
+  project,
+  subjectType,
+  subjectId,
+  hideWhenEmpty,
+}: {
+  project: string;
+  subjectType: string;
+  subjectId: string;
+  hideWhenEmpty?: boolean;
+}) {
+  const loaded = useLoad(
+    () =>
+      api<List<TimelineEvent>>('GET', '/timeline-events', {
+        project,
+        query: { subject_type: subjectType, subject_id: subjectId, limit: 50 },
+      }),
+    [project, subjectType, subjectId],
+  );
+  if (hideWhenEmpty && loaded.data && loaded.data.data.length === 0) return null;
+  return (
+    <section aria-labelledby={`tl-${subjectId}`}>
+      <h2 id={`tl-${subjectId}`}>Timeline</h2>
+      <Load loaded={loaded} what="the timeline">
+        {(list) =>
+          list.data.length === 0 ? (
+            <Empty>Nothing has happened to it yet.</Empty>
+          ) : (
+            <>
+              <EventsTable
+                project={project}
+                events={list.data}
+                caption="What happened, newest first"
+                showSubject={false}
+              />
+              {list.next_cursor ? (
+                <Link href={timelineHref(project, subjectType, subjectId)}>The whole timeline</Link>
+              ) : null}
+            </>
+          )
+        }
+      </Load>
+    </section>
+  );
+}
+
+const TYPES = [
+  '',
+  'pull_request',
+  'finding',
+  'reviewer',
+  'scorecard',
+  'plan',
+  'learning',
+  'project',
+  'project_settings',
+  'key',
+  'workspace_settings',
+];
+
+export function TimelinePage({ project, query }: { project: string; query: URLSearchParams }) {
+  const subjectType = query.get('subject_type') ?? '';
+  const subjectId = query.get('subject_id') ?? '';
+  const kind = query.get('kind') ?? '';
+  const [more, setMore] = useState<{ key: string; events: TimelineEvent[]; cursor: string | null } | null>(
+    null,
+  );
+  const key = `${subjectType}|${subjectId}|${kind}`;
+  const loaded = useLoad(
+    () =>
+      api<List<TimelineEvent>>('GET', '/timeline-events', {
+        project,
+        query: { subject_type: subjectType, subject_id: subjectId, kind, limit: 100 },
+      }),
+    [project, key],
+  );
+  const extra = more?.key === key ? more : null;
+  const cursor = extra ? extra.cursor : (loaded.data?.next_cursor ?? null);
+  const [draft, setDraft] = useState({ subjectType, subjectId, kind, key });
+  if (draft.key !== key) setDraft({ subjectType, subjectId, kind, key });
+  const subjectLink = subjectType && subjectId ? subjectHref(project, subjectType, subjectId) : null;
+  return (
+    <>
+      <PageHeading title="Timeline">
+        Timeline{subjectId ? ` of ${subjectType.replace(/_/g, ' ')} ${subjectId}` : ''}
+      </PageHeading>
+      {subjectLink ? (
+        <p>
+          <Link href={subjectLink}>Open the {subjectType.replace(/_/g, ' ')}</Link>
+        </p>
+      ) : null}
+      <form
+        class="filters"
+        aria-label="Filter the timeline"
+        onSubmit={(e) => {
+          e.preventDefault();
+          const q = new URLSearchParams();
+          if (draft.subjectType) q.set('subject_type', draft.subjectType);
+          if (draft.subjectId) q.set('subject_id', draft.subjectId);
+          if (draft.kind) q.set('kind', draft.kind);
+          const s = q.toString();
+          navigate(`${projectPath(project, 'timeline')}${s ? `?${s}` : ''}`);
+        }}
+      >
+        <label>
+          Object type
+          <select
+            value={draft.subjectType}
+            onChange={(e) => setDraft({ ...draft, subjectType: (e.target as HTMLSelectElement).value })}
+          >
+            {[...new Set([...TYPES, subjectType])].map((t) => (
+              <option key={t} value={t}>
+                {t === '' ? 'any' : t.replace(/_/g, ' ')}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Object id
+          <input
+            type="text"
+            value={draft.subjectId}
+            onInput={(e) => setDraft({ ...draft, subjectId: (e.target as HTMLInputElement).value })}
+          />
+        </label>
+        <label>
+          Event kind
+          <input
+            type="text"
+            value={draft.kind}
+            placeholder="dismissed"
+            onInput={(e) => setDraft({ ...draft, kind: (e.target as HTMLInputElement).value })}
+          />
+        </label>
+        <div class="actions">
+          <button type="submit">Apply filters</button>
+        </div>
+      </form>
+      <Load loaded={loaded} what="the timeline">
+        {(list) => {
+          const events = [...list.data, ...(extra?.events ?? [])];
+          return events.length === 0 ? (
+            <Empty>No events match.</Empty>
+          ) : (
+            <>
+              <EventsTable
+                project={project}
+                events={events}
+                caption="Timeline events, newest first"
+                showSubject={!subjectId}
+              />
+              {cursor ? (
+                <button
+                  type="button"
+                  onClick={async () => {
+                    const next = await api<List<TimelineEvent>>('GET', '/timeline-events', {
+                      project,
+                      query: { subject_type: subjectType, subject_id: subjectId, kind, limit: 100, cursor },
+                    });
+                    setMore({
+                      key,
+                      events: [...(extra?.events ?? []), ...next.data],
+                      cursor: next.next_cursor,
+                    });
+                  }}
+                >
+                  Load more events
+                </button>
+              ) : null}
+            </>
+          );
+        }}
+      </Load>
+    </>
+  );
+}
+
+export function NotificationsPage({ project }: { project: string }) {
+  const loaded = useLoad(async () => {
+    const pref = await api<Preference>('GET', '/preferences/me', { project });
+    const since = pref.notifications_read_at ?? pref.notifications_cleared_at ?? undefined;
+    const events = await api<List<TimelineEvent>>('GET', '/timeline-events', {
+      project,
+      query: { limit: 200, since },
+    });
+    return { pref, since, events: events.data.filter((e) => !since || e.created_at > since) };
+  }, [project]);
+  const [error, setError] = useState<Error | null>(null);
+  return (
+    <>
+      <PageHeading title="Notifications">Notifications</PageHeading>
+      {loaded.error?.notAvailable ? (
+        <>
+          <NotAvailable what="Notifications (preferences)" detail={loaded.error.message} />
+          <p>
+            Meanwhile, <Link href={projectPath(project, 'timeline')}>the project timeline</Link> shows
+            everything that happened.
+          </p>
+        </>
+      ) : (
+        <Load loaded={loaded} what="notifications">
+          {({ pref, since, events }) => (
+            <>
+              <p>
+                {since ? (
+                  <>
+                    What happened since you last marked notifications read (<Time iso={since} />
+                    ).
+                  </>
+                ) : (
+                  'Everything that happened in this project (nothing marked read yet).'
+                )}
+              </p>
+              <button
+                type="button"
+                disabled={events.length === 0}
+                onClick={async () => {
+                  setError(null);
+                  try {
+                    await api('PATCH', `/preferences/${encodeURIComponent(pref.id)}`, {
+                      project,
+                      body: { notifications_read_at: 'now' },
+                    });
+                    loaded.reload();
+                  } catch (e) {
+                    setError(e as Error);
+                  }
+                }}
+              >
+                Mark all as read
+              </button>
+              {error ? (
+                <p class="error" role="alert">
+                  {error.message}
+                </p>
+              ) : null}
+              {events.length === 0 ? (
+                <Empty>Nothing new.</Empty>
+              ) : (
+                <EventsTable
+                  project={project}
+                  events={events}
+                  caption={`Unread events: ${events.length}`}
+                  showSubject
+                />
+              )}
+            </>
+          )}
+        </Load>
+      )}
+    </>
+  );
+}

@@ -12,7 +12,7 @@ import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { runMessages, runs, tasks } from '../storage/schema';
 import { diagnosticHandler } from './diagnostic';
-import { commitTerminal, insertPausedRun, RUNS_CHANNEL, type Tx } from './frames';
+import { commitTerminal, insertPausedRun, RUNS_CHANNEL, recordQueued, type Tx } from './frames';
 import { runReceipt, statusBlock, taskRecord } from './projection';
 import { settlementContext } from './settle-context';
 import type { CreateTaskInput, EngineLimits, RunRow, TaskHandler, TaskHandlers, TaskRow } from './types';
@@ -153,7 +153,17 @@ export class Engine {
         INSERT INTO runs (id, task_id, workspace_id, project_id, kind, status, task_revision, input${at ? sql`, available_at, queued_at` : sql``})
         SELECT ${runId}, id, workspace_id, project_id, kind, 'pending', revision, input${at ? sql`, ${at}::timestamptz, ${at}::timestamptz` : sql``}
         FROM task
-        RETURNING id
+        RETURNING id, task_id, workspace_id, project_id, kind
+      ),
+      queued AS (
+        -- The run's 'queued' timeline event (as recordQueued writes it), in the same statement.
+        INSERT INTO events (id, workspace_id, project_id, object_type, object_id, kind, data, actor)
+        SELECT ${newId('event')}, workspace_id, project_id, 'run', id, 'queued',
+          jsonb_build_object(
+            'payload', jsonb_build_object('task_id', task_id, 'kind', kind, 'retry_of', NULL),
+            'occurred_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+          NULL
+        FROM run
       )
       SELECT id AS run_id${notifyInStatement ? sql`, pg_notify(${RUNS_CHANNEL}, 'run') AS woke` : sql``} FROM run`);
     if (rows.length === 0) return false;
@@ -212,6 +222,7 @@ export class Engine {
         .values({ id: newId('run'), ...base, status: 'pending' })
         .returning();
       if (!inserted) throw new Error('run insert returned no row');
+      await recordQueued(tx, inserted);
       return inserted;
     });
     if (run.status === 'pending') await this.notifyRuns();
@@ -438,5 +449,6 @@ async function insertTaskAndRun(tx: Tx, input: CreateTaskInput): Promise<{ task:
     })
     .returning();
   if (!run) throw new Error('run insert returned no row');
+  await recordQueued(tx, run);
   return { task, run };
 }

@@ -150,6 +150,22 @@ export async function commitTerminal(
   return row;
 }
 
+/**
+ * A run entering the queue, on the timeline in the commit that inserts it. Every path that
+ * inserts a run calls this (enqueue writes the same event in its one statement).
+ */
+export async function recordQueued(tx: Tx, run: RunRow): Promise<void> {
+  await appendObjectEvent(tx, {
+    workspaceId: run.workspaceId,
+    projectId: run.projectId,
+    objectType: 'run',
+    objectId: run.id,
+    kind: 'queued',
+    payload: { task_id: run.taskId, kind: run.kind, retry_of: run.retryOf },
+    actor: null,
+  });
+}
+
 /** A new pending run of the same task, input and revision, pointing back at `previous`. */
 export async function insertReplacement(tx: Tx, previous: RunRow): Promise<RunRow> {
   const [row] = await tx
@@ -168,6 +184,7 @@ export async function insertReplacement(tx: Tx, previous: RunRow): Promise<RunRo
     })
     .returning();
   if (!row) throw new Error('insert of a replacement run returned no row');
+  await recordQueued(tx, row);
   return row;
 }
 
@@ -198,6 +215,7 @@ export async function insertPausedRun(
     })
     .returning();
   if (!pending) throw new Error('insert of a paused-task run returned no row');
+  await recordQueued(tx, pending);
   const failed = await commitTerminal(
     tx,
     pending.id,

@@ -11,11 +11,12 @@ import { RunFailure } from '../core/failures';
 import { messageOf } from '../storage/bound-values';
 import { isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
+import { appendObjectEvent } from '../storage/object-events';
 import { runs, tasks, workers } from '../storage/schema';
 import { checkBrakes } from './brakes';
 import type { Engine } from './engine';
 import { type AbortCause, RunExecution } from './execution';
-import { commitTerminal, millis, RUNS_CHANNEL, replaceOrPause, type TerminalFrame } from './frames';
+import { commitTerminal, millis, RUNS_CHANNEL, replaceOrPause, type TerminalFrame, type Tx } from './frames';
 import { Sweeper } from './sweeper';
 import type { RunRow, TaskHandler, TaskRow } from './types';
 
@@ -138,8 +139,27 @@ export class Worker {
   async claim(): Promise<RunRow | null> {
     const kinds = this.engine.kinds();
     if (kinds.length === 0) return null;
+    // The claim and its timeline event commit together; a poll that finds nothing writes nothing.
+    return this.db.orm.transaction(async (tx) => {
+      const row = await this.claimIn(tx, kinds);
+      if (row) {
+        await appendObjectEvent(tx, {
+          workspaceId: row.workspaceId,
+          projectId: row.projectId,
+          objectType: 'run',
+          objectId: row.id,
+          kind: 'claimed',
+          payload: { task_id: row.taskId, kind: row.kind, worker: this.id },
+          actor: null,
+        });
+      }
+      return row;
+    });
+  }
+
+  private async claimIn(tx: Tx, kinds: string[]): Promise<RunRow | null> {
     const l = this.limits;
-    const [row] = await this.db.orm
+    const [row] = await tx
       .update(runs)
       .set({
         status: 'running',

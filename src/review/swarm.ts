@@ -19,7 +19,7 @@ import { and, asc, eq, inArray, sql } from 'drizzle-orm';
 import { ApiError } from '../core/errors';
 import { ACTIVE_RUN_STATUSES, RUN_STATUSES, type RunStatus } from '../core/runs';
 import type { Engine } from '../engine/engine';
-import { commitTerminal, millis, type Tx } from '../engine/frames';
+import { commitTerminal, millis, recordQueued, type Tx } from '../engine/frames';
 import type { RunRow, TaskHandler, TaskRow } from '../engine/types';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
@@ -260,18 +260,22 @@ export async function cancelSwarm(
 
 /** The next settle check of the swarm: a pending run of its task, claimable after `delayMs`. */
 async function scheduleSettle(tx: Tx, current: RunRow, attempt: number, delayMs: number) {
-  await tx.insert(runs).values({
-    id: newId('run'),
-    taskId: current.taskId,
-    workspaceId: current.workspaceId,
-    projectId: current.projectId,
-    kind: 'swarm',
-    status: 'pending',
-    taskRevision: current.taskRevision,
-    input: { phase: 'settle', attempt },
-    availableAt: sql`now() + ${millis(delayMs)}`,
-    queuedAt: sql`now() + ${millis(delayMs)}`,
-  });
+  const [next] = await tx
+    .insert(runs)
+    .values({
+      id: newId('run'),
+      taskId: current.taskId,
+      workspaceId: current.workspaceId,
+      projectId: current.projectId,
+      kind: 'swarm',
+      status: 'pending',
+      taskRevision: current.taskRevision,
+      input: { phase: 'settle', attempt },
+      availableAt: sql`now() + ${millis(delayMs)}`,
+      queuedAt: sql`now() + ${millis(delayMs)}`,
+    })
+    .returning();
+  if (next) await recordQueued(tx, next);
 }
 
 /** Appends the swarm's ending event with what it achieved, in the caller's transaction. */

@@ -104,8 +104,8 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
     expect(reviewed.payload.run_id).toMatch(/^run_/);
   });
 
-  it('records how each run ended, in its terminal commit', async () => {
-    const ended = (await timeline('?subject_type=run')).data;
+  it('records each run queued, claimed by a worker, and ended in its terminal commit', async () => {
+    const ended = (await timeline('?subject_type=run&kind=completed')).data;
     const review = ended.find((e) => e.payload.kind === 'review');
     expect(review).toMatchObject({
       kind: 'completed',
@@ -113,6 +113,12 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
       payload: { before: { status: 'running' }, after: { status: 'completed', error_code: null } },
     });
     expect(review?.payload.task_id).toMatch(/^tsk_/);
+    const life = (await timeline(`?subject_type=run&subject_id=${review?.subject_id}`)).data.reverse();
+    expect(life.map((e) => e.kind)).toEqual(['queued', 'claimed', 'completed']);
+    expect(life[0]?.payload).toEqual({ task_id: review?.payload.task_id, kind: 'review', retry_of: null });
+    expect(life[1]?.payload).toMatchObject({ task_id: review?.payload.task_id, worker: expect.any(String) });
+    const times = life.map((e) => Date.parse(e.occurred_at));
+    expect([...times].sort((a, b) => a - b)).toEqual(times);
   });
 
   it('lists what happened to a finding, newest first, with its actor, and reads one by id', async () => {

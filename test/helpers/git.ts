@@ -78,3 +78,23 @@ export function makeBareClone(reposDir: string, source: string, fullName: string
   git(reposDir, ['clone', '-q', '--bare', source, dir]);
   return dir;
 }
+
+/**
+ * Pull request `number` of a local repository: `files` committed on a new `branch` off the
+ * current one (left checked out), published as `refs/pull/<number>/head` as the local host
+ * reads it. Returns the head commit.
+ */
+export function openPullRequest(
+  repo: string,
+  number: number,
+  files: Record<string, string | Buffer | null>,
+  message: string,
+  branch = 'feature',
+): string {
+  const current = git(repo, ['rev-parse', '--abbrev-ref', 'HEAD']).trim();
+  git(repo, ['checkout', '-q', '-b', branch]);
+  const head = commitFiles(repo, files, message);
+  git(repo, ['checkout', '-q', current]);
+  git(repo, ['update-ref', `refs/pull/${number}/head`, branch]);
+  return head;
+}

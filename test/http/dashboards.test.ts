@@ -9,7 +9,7 @@ import { Worker } from '../../src/engine/worker';
 import { createApiKey } from '../../src/storage/keys';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
-import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { makeRepo, makeReposDir, openPullRequest } from '../helpers/git';
 
 type Point = { day: string; value: number | null };
 type ComputedPanel = {
@@ -59,17 +59,15 @@ describe.each(DATABASE_KINDS)('dashboards and metric records on %s', (kind) => {
   beforeAll(async () => {
     const reposDir = makeReposDir();
     const repo = makeRepo(reposDir, 'acme/shop', { 'src/app.js': 'export const ok = 1;\n' });
-    gitIn(repo, ['checkout', '-q', '-b', 'feature']);
-    commitFiles(
+    openPullRequest(
       repo,
+      1,
       {
         'src/run.js': 'export function run(req) {\n  return eval(req.query.code);\n}\n',
         'src/calc.js': 'export function calc(req) {\n  return eval(req.body.expr);\n}\n',
       },
       'runners',
     );
-    gitIn(repo, ['checkout', '-q', 'main']);
-    gitIn(repo, ['update-ref', 'refs/pull/1/head', 'feature']);
     makeRepo(reposDir, 'acme/other', { 'a.js': 'export const a = 1;\n' });
     t = await createTestApp({ kind, reposDir, env: { SVC_POLL_MS: '50' } });
     worker = new Worker(t.services.engine, { concurrency: 1 });

@@ -18,7 +18,7 @@ import { MCP_PATH } from '../../src/mcp/http';
 import { pullRequests, tasks } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
-import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { commitFiles, gitIn, makeRepo, makeReposDir, openPullRequest } from '../helpers/git';
 
 type CheckRecord = { id: string; head_sha: string; status: string; conclusion: string | null; title: string };
 type CommentRecord = { id: string; path: string | null; body: string; in_reply_to: string | null };
@@ -86,13 +86,8 @@ describe.each(DATABASE_KINDS)('finding events on %s', (kind) => {
   beforeAll(async () => {
     const reposDir = makeReposDir();
     repo = makeRepo(reposDir, 'acme/shop', { 'src/app.js': 'export const ok = 1;\n' });
-    gitIn(repo, ['checkout', '-q', '-b', 'feature']);
-    commitFiles(repo, { 'src/run.js': RUN_JS, 'src/log.js': LOG_JS }, 'add the runner');
-    gitIn(repo, ['checkout', '-q', '-b', 'quiet', 'main']);
-    commitFiles(repo, { 'src/debug.js': LOG_JS }, 'add a debug helper');
-    gitIn(repo, ['checkout', '-q', 'main']);
-    gitIn(repo, ['update-ref', 'refs/pull/1/head', 'feature']);
-    gitIn(repo, ['update-ref', 'refs/pull/2/head', 'quiet']);
+    openPullRequest(repo, 1, { 'src/run.js': RUN_JS, 'src/log.js': LOG_JS }, 'add the runner');
+    openPullRequest(repo, 2, { 'src/debug.js': LOG_JS }, 'add a debug helper', 'quiet');
     makeRepo(reposDir, 'acme/other', { 'a.js': 'export const a = 1;\n' });
     t = await createTestApp({ kind, reposDir, env: { SVC_POLL_MS: '50' } });
     worker = new Worker(t.services.engine, { concurrency: 2 });

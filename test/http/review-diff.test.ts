@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
-import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { makeRepo, makeReposDir, openPullRequest } from '../helpers/git';
 
 type DiffLine = { kind: string; old_line: number | null; new_line: number | null; text: string };
 type DiffFile = { path: string; change: string; additions: number; hunks: { lines: DiffLine[] }[] };
@@ -29,9 +29,9 @@ describe.each(DATABASE_KINDS)('review_results_diff on %s', (kind) => {
     const repo = makeRepo(reposDir, 'acme/shop', {
       'src/run.js': 'export function run(req) {\n  return req.query.code;\n}\n',
     });
-    gitIn(repo, ['checkout', '-q', '-b', 'feature']);
-    commitFiles(
+    openPullRequest(
       repo,
+      1,
       {
         'src/run.js': 'export function run(req) {\n  return eval(req.query.code);\n}\n',
         'src/calc.js': 'export function calc(req) {\n  return eval(req.body.expr);\n}\n',
@@ -39,8 +39,6 @@ describe.each(DATABASE_KINDS)('review_results_diff on %s', (kind) => {
       },
       'runners',
     );
-    gitIn(repo, ['checkout', '-q', 'main']);
-    gitIn(repo, ['update-ref', 'refs/pull/1/head', 'feature']);
     makeRepo(reposDir, 'acme/other', { 'a.js': 'export const a = 1;\n' });
     t = await createTestApp({ kind, reposDir, env: { SVC_POLL_MS: '50' } });
     worker = new Worker(t.services.engine, { concurrency: 1 });

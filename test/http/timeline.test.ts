@@ -13,7 +13,7 @@ import { appendObjectEvent } from '../../src/storage/object-events';
 import { apiKeys, pullRequests } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
-import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { makeRepo, makeReposDir, openPullRequest } from '../helpers/git';
 
 type TimelineEvent = {
   object: string;
@@ -46,14 +46,12 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
   beforeAll(async () => {
     const reposDir = makeReposDir();
     const repo = makeRepo(reposDir, 'acme/shop', { 'src/app.js': 'export const ok = 1;\n' });
-    gitIn(repo, ['checkout', '-q', '-b', 'feature']);
-    commitFiles(
+    openPullRequest(
       repo,
+      1,
       { 'src/run.js': 'export function run(req) {\n  return eval(req.query.code);\n}\n' },
       'runner',
     );
-    gitIn(repo, ['checkout', '-q', 'main']);
-    gitIn(repo, ['update-ref', 'refs/pull/1/head', 'feature']);
     makeRepo(reposDir, 'acme/other', { 'a.js': 'export const a = 1;\n' });
     t = await createTestApp({ kind, reposDir, env: { SVC_POLL_MS: '50' } });
     worker = new Worker(t.services.engine, { concurrency: 1 });

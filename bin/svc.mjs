@@ -1,9 +1,16 @@
 #!/usr/bin/env node
 // The `svc` command (also installed as `svc-review`, the package's name, for `npx svc-review`).
-// The sources are TypeScript run through tsx's loader, so a fresh clone needs no build step:
-// `npm install` is the whole installation. main.ts loads each command's modules only when that
-// command runs.
-import { register } from 'tsx/esm/api';
+// It runs the compiled build in dist/ (`npm run build`; `npm install` runs it through
+// `prepare`), so starting needs no TypeScript loader. main.ts loads each command's modules only
+// when that command runs. Stack traces name the TypeScript sources with
+// NODE_OPTIONS=--enable-source-maps (off by default: reading the maps costs ~80 ms of every start).
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli/main.ts');
+const entry = new URL('../dist/cli/main.js', import.meta.url);
+if (!existsSync(entry)) {
+  console.error(
+    'svc is not built: dist/cli/main.js is missing. Run `npm run build` (npm install runs it) in the svc folder.',
+  );
+  process.exit(1);
+}
+await import(entry.href);

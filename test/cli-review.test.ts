@@ -367,7 +367,17 @@ export async function load(url, context, next) { appendFileSync(${JSON.stringify
       `data:text/javascript,${encodeURIComponent(register)}`,
     ]);
     expect(result.code).toBe(1);
-    const loaded = readFileSync(trace, 'utf8');
+    const loadedUrls = readFileSync(trace, 'utf8');
+    // The compiled svc runs bundled modules; name each by the sources esbuild put in it.
+    const meta = JSON.parse(readFileSync(join(process.cwd(), 'dist', 'meta.json'), 'utf8')) as {
+      outputs: Record<string, { inputs: Record<string, unknown> }>;
+    };
+    const loaded = [
+      loadedUrls,
+      ...Object.entries(meta.outputs)
+        .filter(([output]) => loadedUrls.includes(`/${output}\n`))
+        .flatMap(([, out]) => Object.keys(out.inputs).map((input) => `/${input}`)),
+    ].join('\n');
     expect(loaded).toContain('/src/reviewers/builtin/engine.ts');
     expect(
       JSON.parse(result.stdout).plan.reasons.find(

@@ -10,10 +10,11 @@ import { readFile, stat } from 'node:fs/promises';
 import { extname, resolve, sep } from 'node:path';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../core/errors';
+import { packagePath } from '../core/install-paths';
 import { sendError } from './errors';
 
 /** web/dist of this checkout (or of the installed package). */
-export const CONSOLE_DIST = resolve(import.meta.dirname, '..', '..', 'web', 'dist');
+export const CONSOLE_DIST = packagePath('web', 'dist');
 
 export const CONSOLE_CSP = [
   "default-src 'self'",

@@ -11,9 +11,9 @@
 import { createHash } from 'node:crypto';
 import { readdir, readFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, parse as parseYaml } from 'yaml';
 import { runCooperatively, type Steps } from '../core/cooperative';
+import { packagePath } from '../core/install-paths';
 import type { Severity } from '../core/review';
 import { SEVERITIES } from '../core/review';
 
@@ -111,7 +111,7 @@ export interface CatalogSkill {
   options: Record<string, unknown>;
 }
 
-export const CATALOG_DIR = fileURLToPath(new URL('.', import.meta.url));
+export const CATALOG_DIR = packagePath('src', 'skills');
 
 /**
  * SHA-256 hex over a skill's files in sorted path order (code-unit order); each file contributes

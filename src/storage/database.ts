@@ -6,7 +6,6 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { PGlite } from '@electric-sql/pglite';
 import type { SQL } from 'drizzle-orm';
@@ -15,6 +14,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
 import lockfile from 'proper-lockfile';
+import { packagePath } from '../core/install-paths';
 import * as schema from './schema';
 
 export type Schema = typeof schema;
@@ -478,7 +478,7 @@ function trackWrites(client: PGlite): { value: number } {
   return generation;
 }
 
-const INIT_SCRIPT = fileURLToPath(new URL('./pglite-init.mjs', import.meta.url));
+const INIT_SCRIPT = packagePath('src', 'storage', 'pglite-init.mjs');
 
 /** initdb for a new data dir, in a child process so its memory is returned when it exits. */
 async function initDataDirInChild(dir: string): Promise<void> {

@@ -1,11 +1,10 @@
-/** Applies drizzle/ migrations. Safe to run from many processes at once on PostgreSQL. */
-import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
 import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { packagePath } from '../core/install-paths';
 import type { Database } from './database';
 
-export const MIGRATIONS_DIR = fileURLToPath(new URL('../../drizzle', import.meta.url));
+export const MIGRATIONS_DIR = packagePath('drizzle');
 
 // Any fixed number: every svc process takes the same advisory lock while migrating, so two
 // workers starting together do not both try to create the same tables.

@@ -1,5 +1,5 @@
 /**
- * Runs once before all test files: prepares a migrated PGlite snapshot and a migrated
+ * Runs once before all test files: compiles dist/ (the `svc` the process tests start), prepares a migrated PGlite snapshot and a migrated
  * PostgreSQL template database, so each test file gets its own fresh database in well under
  * a second instead of running initdb and migrations again.
  */
@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { TestProject } from 'vitest/node';
+import { buildSvc } from '../../scripts/build.mjs';
 import { openDatabase } from '../../src/storage/database';
 import { MIGRATIONS_DIR, migrate } from '../../src/storage/migrate';
 import { ADMIN_URL, CACHE_DIR, SNAPSHOT_FILE, templateName, urlFor } from './paths';
@@ -33,6 +34,8 @@ declare module 'vitest' {
 }
 
 export default async function setup({ provide }: TestProject) {
+  // The tests that start `svc` processes run the compiled build: compile what is being tested.
+  await buildSvc({ ifStale: true });
   const hash = migrationsHash();
   provide('migrationsHash', hash);
   mkdirSync(CACHE_DIR, { recursive: true });

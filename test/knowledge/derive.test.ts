@@ -70,7 +70,12 @@ describe('this repository', () => {
     expect(content.version).toBe(1);
     expect(content.commit).toBe('c0ffee');
     expect(content.runtimes).toEqual([
-      { name: 'node', version: '>=20.12', source: 'package.json#engines.node', declared: false },
+      {
+        name: 'node',
+        version: '^20.19.0 || ^22.12.0 || >=24.0.0',
+        source: 'package.json#engines.node',
+        declared: false,
+      },
     ]);
     expect(content.package_managers).toEqual([
       { name: 'npm', manifest: 'package.json', lockfile: 'package-lock.json', source: 'package-lock.json' },
@@ -108,7 +113,7 @@ describe('this repository', () => {
         path: '.ci/run',
         provider: 'other',
         triggers: [],
-        runs: ['set -euo pipefail', 'cd "$(dirname "$0")/.."', 'npm install && npm test'],
+        runs: ['set -euo pipefail', 'cd "$(dirname "$0")/.."', 'npm ci', 'npm install && npm test'],
       },
     ]);
   });

@@ -57,6 +57,7 @@ import { GITHUB_WEBHOOK_PATH } from '../src/http/webhooks';
 import { createServices, type Started } from '../src/main';
 import { runs } from '../src/storage/schema';
 import { writeSection } from './review/doc-section';
+import { measureColdStarts, renderStartSection } from './start';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const LOAD_SCRIPT = join(ROOT, 'bench', 'load.mjs');
@@ -1624,5 +1625,15 @@ if (process.env.BENCH_NO_WRITE !== '1') {
   // Only the api section: other scripts (bench:review) keep theirs in the same file.
   writeSection(DOC, 'api', renderDoc(info));
   console.log(`\nwrote the api section of ${DOC}`);
+}
+// Cold start, measured after the load (it starts its own svc processes); BENCH_RENDER re-renders only.
+if (!process.env.BENCH_RENDER && (!ONLY || ONLY === 'start')) {
+  console.log('\n== cold start');
+  const starts = await measureColdStarts();
+  for (const c of starts)
+    console.log(
+      `  ${c.name}: ${c.skipped ? `skipped (${c.skipped})` : c.ms.map((x) => `${Math.round(x)} ms`).join(', ')}`,
+    );
+  if (process.env.BENCH_NO_WRITE !== '1') writeSection(DOC, 'start', renderStartSection(starts));
 }
 process.exit(0);

@@ -38,15 +38,25 @@ export function toolCatalog(operations: readonly Operation[]): ToolCatalog {
   };
 }
 
+/** The value of `make()`, computed on first use. */
+function lazy<T>(make: () => T): () => T {
+  let value: { v: T } | null = null;
+  return () => {
+    value ??= { v: make() };
+    return value.v;
+  };
+}
+
 export async function mountDiscovery(app: FastifyInstance, services: Services, operations: Operation[]) {
-  const catalog = toolCatalog(operations);
+  // Converting every operation's schemas to JSON Schema takes ~0.2 s: on first read, not at start.
+  const catalog = lazy(() => toolCatalog(operations));
   const info = {
     title: 'svc code review service API',
     version: '1',
     description:
       'Self-hostable code review service. Every operation is also a model tool (see GET /api/v1/tools and the MCP endpoint at /api/v1/mcp).',
-    'x-contract-hash': catalog.contract_hash,
   };
+  Object.defineProperty(info, 'x-contract-hash', { enumerable: true, get: () => catalog().contract_hash });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.1.0',
@@ -69,7 +79,7 @@ export async function mountDiscovery(app: FastifyInstance, services: Services, o
     return reply.type('application/json').send(app.swagger());
   });
   app.get('/api/v1/tools', { schema: { hide: true } }, async (_request, reply) => {
-    return reply.type('application/json').send(catalog);
+    return reply.type('application/json').send(catalog());
   });
 
   await mountMcp(app, services, operations);

@@ -28,8 +28,13 @@ import { migrate } from './storage/migrate';
 export interface Started {
   services: Services;
   workspaceId: string;
-  /** A key minted or taken from SVC_BOOTSTRAP_KEY at this start; null when keys already existed. */
+  /**
+   * A key minted or taken from SVC_BOOTSTRAP_KEY at this start; null when keys already existed,
+   * or when the bootstrap was deferred (then `bootstrapKey()` does it).
+   */
   bootstrap: { secret: string; minted: boolean } | null;
+  /** Mints the first workspace key if none exists (what a non-deferred start already did). */
+  bootstrapKey: () => Promise<{ secret: string; minted: boolean } | null>;
 }
 
 export function createLogger(config: Pick<Config, 'logLevel'>, destination?: NodeJS.WritableStream): Logger {
@@ -49,19 +54,36 @@ export interface ServiceOptions {
   logger?: Logger;
   /** Code-host tuning (GitHub client spacing and retries, a test double's fetch). */
   codeHosts?: Partial<CodeHostsOptions>;
+  /**
+   * Leave the first key to `bootstrapKey()`: `serve` mints it only once it holds its port, so a
+   * start that fails (a port in use) never prints a key nobody can use.
+   */
+  deferBootstrap?: boolean;
 }
 
 export async function createServices(config: Config, options: ServiceOptions = {}): Promise<Started> {
   const logger = options.logger ?? createLogger(config);
-  const db = options.db ?? (await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir }));
+  const db =
+    options.db ??
+    (await openDatabase({
+      databaseUrl: config.databaseUrl,
+      dataDir: config.dataDir,
+      note: (message) => logger.warn(message),
+    }));
   await migrate(db);
   const workspaceId = await ensureWorkspace(db);
   await seedCatalogReviewers(db, workspaceId, config.env);
-  const bootstrap = await bootstrapKey(db, workspaceId, config.bootstrapKey);
+  const mintBootstrap = () => bootstrapKey(db, workspaceId, config.bootstrapKey);
+  const bootstrap = options.deferBootstrap ? null : await mintBootstrap();
   const { engine, codeHosts } = createEngine(config, db, logger, options.codeHosts);
   const recomputeCheck = (finding: Parameters<typeof recomputeAfterDisposition>[2]) =>
     recomputeAfterDisposition(db, codeHosts, finding);
-  return { services: { config, db, engine, codeHosts, logger, recomputeCheck }, workspaceId, bootstrap };
+  return {
+    services: { config, db, engine, codeHosts, logger, recomputeCheck },
+    workspaceId,
+    bootstrap,
+    bootstrapKey: mintBootstrap,
+  };
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The `svc` command as a user runs it: a real process on a fresh embedded data directory.
- * serve prints a workspace key once, SVC_BOOTSTRAP_KEY is honoured, migrate and keys create
- * work, and a second process on the same data directory is refused.
+ * serve prints a workspace key once (and none when its port is taken), SVC_BOOTSTRAP_KEY is
+ * honoured, migrate and keys create work, and a second process on the same data directory is
+ * refused.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
@@ -102,8 +103,32 @@ describe('svc command', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
       (error: { code: number; stderr: string }) => error,
     );
     expect(refused?.code).toBe(1);
-    expect(refused?.stderr).toMatch(/in use by another svc process/);
+    expect(refused?.stderr).toMatch(/is in use by process \d+ on /);
     expect(await stop(second.child)).toBe(0);
+  });
+
+  it('fails by name on a port in use, and mints no key: the next start prints the first one', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    const taken = createServer();
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+    const port = (taken.address() as { port: number }).port;
+    try {
+      const clash = await run(process.execPath, [SVC, 'serve', '--port', String(port)], {
+        env: env({ SVC_DATA_DIR: dataDir }),
+      }).then(
+        () => null,
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(clash?.code).toBe(1);
+      expect(clash?.stderr).toContain(`127.0.0.1:${port} is already in use`);
+      expect(`${clash?.stdout}${clash?.stderr}`).not.toMatch(/svc_ws_/);
+    } finally {
+      taken.close();
+    }
+    // The failed start minted nothing: the first start that holds its port shows the first key.
+    const next = await serve({ SVC_DATA_DIR: dataDir });
+    expect(next.stderr()).toMatch(/shown once[^\n]*\nsvc_ws_\S+/);
+    expect(await stop(next.child)).toBe(0);
   });
 
   it('takes SVC_BOOTSTRAP_KEY as the first workspace key, and refuses one that is not a workspace key', async () => {

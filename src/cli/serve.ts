@@ -12,14 +12,8 @@ import { buildApp } from '../http/app';
 import { createServices } from '../main';
 
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
-  const { services, bootstrap } = await createServices(config, { logger });
-  if (bootstrap?.minted) {
-    process.stderr.write(
-      `svc: first start — your workspace key (shown once, store it now):\n${bootstrap.secret}\n`,
-    );
-  } else if (bootstrap) {
-    logger.info('SVC_BOOTSTRAP_KEY registered as the first workspace key');
-  }
+  const started = await createServices(config, { logger, deferBootstrap: true });
+  const { services } = started;
   const watcher = watchEnabled(config.env)
     ? new LocalWatcher(services, { logger, intervalMs: watchIntervalMs(config.env) })
     : null;
@@ -27,7 +21,25 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
   const worker = config.runWorker
     ? new Worker(services.engine, { concurrency: config.workerConcurrency })
     : null;
-  await app.listen({ host: config.host, port: config.port });
+  try {
+    await app.listen({ host: config.host, port: config.port });
+  } catch (error) {
+    await services.db.close().catch(() => undefined);
+    if ((error as NodeJS.ErrnoException).code === 'EADDRINUSE')
+      throw new Error(
+        `${config.host}:${config.port} is already in use (another svc?); choose another with --port or PORT. No key was created.`,
+      );
+    throw error;
+  }
+  // Only now that the port is ours: a start that failed never mints (or prints) a key.
+  const bootstrap = await started.bootstrapKey();
+  if (bootstrap?.minted) {
+    process.stderr.write(
+      `svc: first start — your workspace key (shown once, store it now):\n${bootstrap.secret}\n`,
+    );
+  } else if (bootstrap) {
+    logger.info('SVC_BOOTSTRAP_KEY registered as the first workspace key');
+  }
   await worker?.start();
   watcher?.start();
   logger.info(

@@ -13,8 +13,8 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import pg from 'pg';
-import lockfile from 'proper-lockfile';
 import { packagePath } from '../core/install-paths';
+import { lockDataDir } from './data-dir-lock';
 import * as schema from './schema';
 
 export type Schema = typeof schema;
@@ -65,11 +65,15 @@ export interface OpenOptions {
   pgliteSnapshot?: Blob | undefined;
   /** Pool size for PostgreSQL. */
   poolSize?: number | undefined;
+  /** Hears what opening did that an operator should know (a stale lock taken over); default stderr. */
+  note?: ((message: string) => void) | undefined;
 }
+
+const noteOnStderr = (message: string) => process.stderr.write(`svc: ${message}\n`);
 
 export async function openDatabase(options: OpenOptions = {}): Promise<Database> {
   if (options.databaseUrl) return openPostgres(options.databaseUrl, options.poolSize ?? 10);
-  return openPglite(options.dataDir ?? './.svc', options.pgliteSnapshot);
+  return openPglite(options.dataDir ?? './.svc', options.note ?? noteOnStderr, options.pgliteSnapshot);
 }
 
 /**
@@ -355,7 +359,11 @@ export function isConnectionLost(error: unknown): boolean {
   return false;
 }
 
-async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
+async function openPglite(
+  dataDir: string,
+  note: (message: string) => void,
+  snapshot?: Blob,
+): Promise<Database> {
   let release: (() => Promise<void>) | null = null;
   let client: PGlite;
   if (dataDir.startsWith('memory://')) {
@@ -363,17 +371,7 @@ async function openPglite(dataDir: string, snapshot?: Blob): Promise<Database> {
   } else {
     const dir = resolve(dataDir);
     mkdirSync(dir, { recursive: true });
-    // Two processes on one PGlite data dir silently lose writes, so the second one must refuse.
-    try {
-      release = await lockfile.lock(dir, { lockfilePath: `${dir}.lock`, stale: 15_000, update: 5_000 });
-    } catch (error) {
-      throw new Error(
-        `the data directory ${dir} is in use by another svc process (lock ${dir}.lock). ` +
-          'Stop that process (a lock left by a killed process expires after 15 s), or set DATABASE_URL to ' +
-          'share a PostgreSQL database between processes.',
-        { cause: error },
-      );
-    }
+    release = await lockDataDir(dir, note);
     if (!existsSync(join(dir, 'PG_VERSION'))) await initDataDirInChild(dir);
     client = await PGlite.create(dir);
   }

@@ -12,12 +12,19 @@ import { buildApp } from '../http/app';
 import { createServices } from '../main';
 
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
+  // Where a start's time goes, in the 'svc serving' line (process start → each phase's end).
+  const startup: Record<string, number> = { modules: Math.round(performance.now()) };
+  const mark = (phase: string) => {
+    startup[phase] = Math.round(performance.now());
+  };
   const started = await createServices(config, { logger, deferBootstrap: true });
+  mark('database');
   const { services } = started;
   const watcher = watchEnabled(config.env)
     ? new LocalWatcher(services, { logger, intervalMs: watchIntervalMs(config.env) })
     : null;
   const app = await buildApp(services);
+  mark('app');
   const worker = config.runWorker
     ? new Worker(services.engine, { concurrency: config.workerConcurrency })
     : null;
@@ -31,6 +38,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
       );
     throw error;
   }
+  mark('listening');
   // Only now that the port is ours: a start that failed never mints (or prints) a key.
   const bootstrap = await started.bootstrapKey();
   if (bootstrap?.minted) {
@@ -48,6 +56,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
       database: services.db.label,
       worker: worker?.id ?? 'none',
       watch: watcher ? { repos: config.reposDir, intervalMs: watcher.intervalMs } : 'off',
+      startup_ms: startup,
     },
     'svc serving',
   );

@@ -7,7 +7,6 @@ import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { RunFailure } from '../core/failures';
 import { runBuiltinSkill } from '../reviewers/builtin/engine';
-import { runLlmReviewer } from '../reviewers/llm/engine';
 import type { ReviewerResult, ReviewInput } from '../reviewers/types';
 import { catalogSkill, skillFromFiles } from '../skills/catalog';
 import type { Database } from '../storage/database';
@@ -83,6 +82,8 @@ export async function executeReviewer(
       `reviewer ${reviewer.reviewer.id} has no instructions and no skill`,
     );
   }
+  // Loaded on first use: the AI SDK is ~0.15 s of a start that runs no model reviewer.
+  const { runLlmReviewer } = await import('../reviewers/llm/engine');
   const result = await runLlmReviewer({
     reviewerId: reviewer.key,
     instructions,

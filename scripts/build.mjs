@@ -59,7 +59,9 @@ export async function buildSvc({ ifStale = false } = {}) {
   });
   // Which sources went into which module: for size checks, and for tests of what a command loads.
   // Output paths name the staging folder; record them as dist/ paths.
-  const metafile = JSON.parse(JSON.stringify(result.metafile).replaceAll(`${staging.slice(ROOT.length + 1)}/`, 'dist/'));
+  const metafile = JSON.parse(
+    JSON.stringify(result.metafile).replaceAll(`${staging.slice(ROOT.length + 1)}/`, 'dist/'),
+  );
   await writeFile(join(staging, 'meta.json'), JSON.stringify(metafile));
   const retired = `${DIST}.old-${process.pid}`;
   await rename(DIST, retired).catch(() => undefined);

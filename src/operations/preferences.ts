@@ -16,6 +16,12 @@ type PreferenceRow = typeof preferences.$inferSelect;
 /** Unread counts stop here: the console shows "1000+", and counting further costs a scan. */
 const UNREAD_CAP = 1000;
 
+/**
+ * A run being queued and claimed is bookkeeping, on the timeline but nothing a person is told
+ * about (its end is); the console's notification list leaves out the same kinds.
+ */
+const NOT_NOTIFIED = sql`NOT (${events.objectType} = 'run' AND ${events.kind} IN ('queued', 'claimed'))`;
+
 export const preferenceRecord = z.object({
   object: z.literal('preference'),
   id: z.string(),
@@ -27,7 +33,9 @@ export const preferenceRecord = z.object({
   dashboard_id: z.string().nullable().describe('The board last opened.'),
   unread_notifications: z
     .int()
-    .describe(`Timeline events of the project after \`notifications_read_at\` (at most ${UNREAD_CAP}).`),
+    .describe(
+      `Timeline events of the project after \`notifications_read_at\` (at most ${UNREAD_CAP}), less runs being queued and claimed.`,
+    ),
   created_at: timestamp,
   updated_at: timestamp,
 });
@@ -57,6 +65,7 @@ async function unreadSince(ctx: OperationContext, since: Date | null): Promise<n
     eq(events.workspaceId, ctx.workspaceId),
     or(eq(events.projectId, ctx.projectId ?? ''), isNull(events.projectId)),
     since ? gt(events.createdAt, since) : undefined,
+    NOT_NOTIFIED,
   );
   const capped = ctx.services.db.orm
     .select({ one: sql`1` })

@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
 import { createApiKey } from '../../src/storage/keys';
-import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
+import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
 import { makeRepo, makeReposDir, openPullRequest } from '../helpers/git';
 
@@ -263,6 +263,23 @@ describe.each(DATABASE_KINDS)('dashboards and metric records on %s', (kind) => {
     expect(read.unread_notifications).toBe(0);
     expect(read.dashboard_id).toBe(board.id);
     expect(Date.parse(read.notifications_read_at)).toBeGreaterThan(0);
+
+    // A new review after the marker: its run's queued and claimed are on the timeline, not unread.
+    await new Promise((r) => setTimeout(r, 5));
+    await ok('POST', '/api/v1/reviews', { pr: 1, reviewers: ['security'] });
+    await settleRuns(t);
+    const since = (await ok('GET', `/api/v1/timeline-events?since=${read.notifications_read_at}&limit=200`))
+      .data as {
+      subject_type: string;
+      kind: string;
+    }[];
+    const bookkeeping = since.filter(
+      (e) => e.subject_type === 'run' && ['queued', 'claimed'].includes(e.kind),
+    );
+    expect(bookkeeping.length).toBeGreaterThan(0);
+    const after = await ok('GET', '/api/v1/preferences/me');
+    expect(after.unread_notifications).toBe(since.length - bookkeeping.length);
+    expect(after.unread_notifications).toBeGreaterThan(0);
 
     const foreignBoard = await call('PATCH', `/api/v1/preferences/${mine.id}`, { dashboard_id: 'dsh_nope' });
     expect(foreignBoard.statusCode).toBe(404);

@@ -289,7 +289,14 @@ export function NotificationsPage({ project }: { project: string }) {
       project,
       query: { limit: 200, since },
     });
-    return { pref, since, events: events.data.filter((e) => !since || e.created_at > since) };
+    // As the service counts unread ones: a run being queued or claimed is not a notification.
+    const notified = (e: TimelineEvent) =>
+      !(e.subject_type === 'run' && (e.kind === 'queued' || e.kind === 'claimed'));
+    return {
+      pref,
+      since,
+      events: events.data.filter((e) => (!since || e.created_at > since) && notified(e)),
+    };
   }, [project]);
   const [error, setError] = useState<Error | null>(null);
   return (

@@ -181,7 +181,52 @@ describe('svc command', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
       () => null,
       (error: { code: number; stderr: string }) => error,
     );
-    expect(missing?.code).toBe(1);
+    expect(missing?.code).toBe(3);
     expect(missing?.stderr).toMatch(/prj_nope was not found/);
+  });
+
+  it('keys create, list and revoke work through a running svc; directly, they say how', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+    const started = await serve({ SVC_DATA_DIR: dataDir });
+    const admin = /^(svc_ws_\S+)$/m.exec(started.stderr())?.[1] as string;
+    const url = `http://127.0.0.1:${started.port}`;
+    const keys = (args: string[], extra: Record<string, string> = {}) =>
+      run(process.execPath, [SVC, 'keys', ...args], { env: env({ SVC_DATA_DIR: dataDir, ...extra }) });
+    const failure = (p: Promise<unknown>) =>
+      p.then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+
+    // The server holds the data directory: the direct path refuses and names the way through it.
+    const direct = await failure(keys(['create', '--name', 'ci']));
+    expect(direct?.code).toBe(3);
+    expect(direct?.stderr).toMatch(/is in use by process \d+/);
+    expect(direct?.stderr).toMatch(/--url http:\/\/127\.0\.0\.1:8080 with SVC_API_KEY/);
+
+    const created = await keys(['create', '--name', 'ci', '--url', url], { SVC_API_KEY: admin });
+    const secret = created.stdout.trim();
+    expect(secret).toMatch(/^svc_ws_/);
+    const id = /created workspace key (key_\S+);/.exec(created.stderr)?.[1] as string;
+    expect(id).toBeTruthy();
+    const asNew = await fetch(`${url}/api/v1/keys`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(asNew.status).toBe(200);
+
+    const listed = await keys(['list'], { SVC_URL: url, SVC_API_KEY: admin });
+    const line = listed.stdout.split('\n').find((l) => l.startsWith(`${id}\t`));
+    expect(line).toMatch(/\tworkspace\tci\t/);
+    expect(listed.stdout).not.toContain(secret);
+
+    await keys(['revoke', id], { SVC_URL: url, SVC_API_KEY: admin });
+    const refused = await fetch(`${url}/api/v1/keys`, { headers: { authorization: `Bearer ${secret}` } });
+    expect(refused.status).toBe(401);
+    const noKey = await failure(keys(['list', '--url', url]));
+    expect(noKey?.code).toBe(2);
+    expect(noKey?.stderr).toMatch(/SVC_API_KEY/);
+    expect(await stop(started.child)).toBe(0);
+
+    // Stopped: the direct path sees the same keys, the revoked one marked.
+    const offline = await keys(['list']);
+    expect(offline.stdout.split('\n').find((l) => l.startsWith(`${id}\t`))).toMatch(/\trevoked /);
   });
 });

@@ -110,18 +110,54 @@ common(program.command('migrate').description('apply database migrations and exi
   },
 );
 
-const keys = program.command('keys').description('manage API keys');
-common(
+const keys = program
+  .command('keys')
+  .description(
+    'manage API keys: through a running svc with --url (SVC_URL) and a workspace key (SVC_API_KEY), ' +
+      'else directly in the database (when no svc holds it)',
+  );
+/** The key commands' shared options: where the database is, or which running svc to ask. */
+const keysCommand = (cmd: Command) =>
+  common(cmd)
+    .addOption(new Option('--url <url>', 'a running svc to manage keys through').env('SVC_URL'))
+    .addOption(new Option('--api-key <key>', 'a workspace key of that svc').env('SVC_API_KEY'));
+const keysTarget = (options: { url?: string; apiKey?: string }) => ({
+  url: options.url,
+  apiKey: options.apiKey,
+});
+
+keysCommand(
   keys
     .command('create')
     .description('mint a key and print its secret (shown once)')
     .option('--project <id>', 'pin the key to one project')
     .option('--personal', 'mint a personal token instead of a workspace key')
     .option('--name <name>', 'a name to recognise the key by', 'cli'),
-).action(async (options) => {
-  const { keysCreateCommand } = await import('./admin');
-  await keysCreateCommand(await configFrom(options), options);
-});
+).action((options) =>
+  exitWith(async () => {
+    const { keysCreate } = await import('./keys');
+    await keysCreate(await configFrom(options), keysTarget(options), options);
+    return EXIT.ok;
+  }),
+);
+
+keysCommand(keys.command('list').description("list the workspace's keys (never their secrets)")).action(
+  (options) =>
+    exitWith(async () => {
+      const { keysList } = await import('./keys');
+      await keysList(await configFrom(options), keysTarget(options));
+      return EXIT.ok;
+    }),
+);
+
+keysCommand(keys.command('revoke <key_id>').description('revoke a key; requests with it get 401')).action(
+  (keyId: string, options) =>
+    exitWith(async () => {
+      const { keysRevoke } = await import('./keys');
+      await keysRevoke(await configFrom(options), keysTarget(options), keyId);
+      return EXIT.ok;
+    }),
+);
 
 program
   .command('mcp')

@@ -212,6 +212,42 @@ describe('routes, OpenAPI, tool catalog and MCP tools', () => {
     expect(sorted(documented)).toEqual(sorted(OPERATIONS.map((op) => `${op.method} ${op.path} ${op.tool}`)));
   });
 
+  it('documents the headers each operation reads, its error statuses with the envelope, and its response headers', async () => {
+    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+    type Param = { in: string; name: string; required?: boolean };
+    type Documented = {
+      parameters?: Param[];
+      responses: Record<
+        string,
+        { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }
+      >;
+      'x-svc-status'?: string;
+    };
+    const documented = (op: Operation) => doc.paths[op.path][op.method.toLowerCase()] as Documented;
+    const headersOf = (op: Operation) =>
+      new Map((documented(op).parameters ?? []).filter((p) => p.in === 'header').map((p) => [p.name, p]));
+    for (const op of OPERATIONS) {
+      const headers = headersOf(op);
+      const responses = documented(op).responses;
+      expect(headers.has('project-id'), op.tool).toBe(op.scope === 'project');
+      expect(headers.has('idempotency-key'), op.tool).toBe(op.method !== 'GET' && op.scope !== 'public');
+      expect(headers.get('if-match')?.required ?? false, op.tool).toBe(op.ifMatch === true);
+      expect(Object.keys(responses), op.tool).toEqual(expect.arrayContaining(['400', '500']));
+      if (op.scope !== 'public') expect(responses['401'], op.tool).toBeDefined();
+      if (op.ifMatch) expect(Object.keys(responses), op.tool).toEqual(expect.arrayContaining(['412', '428']));
+      expect(documented(op)['x-svc-status'], op.tool).toBe(op.notImplemented ? 'not_implemented' : undefined);
+    }
+    const settingsUpdate = OPERATIONS.find((op) => op.ifMatch) as Operation;
+    const error = documented(settingsUpdate).responses['412']?.content?.['application/json']?.schema as {
+      properties: { error: { required: string[] } };
+    };
+    expect(error.properties.error.required).toEqual(['code', 'message', 'request_id']);
+    const create = OPERATIONS.find((op) => op.tool === 'projects_create') as Operation;
+    expect(Object.keys(documented(create).responses[String(create.status)]?.headers ?? {})).toContain(
+      'idempotent-replayed',
+    );
+  });
+
   it('serves the tool catalog without a key, with the contract hash the OpenAPI document carries', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/api/v1/tools' });
     expect(res.statusCode).toBe(200);

@@ -11,6 +11,7 @@ import { mountMcp } from '../mcp/http';
 import { contractHash, toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
 import type { Services } from '../operations/services';
+import { withHttpContract } from './openapi-http';
 
 export interface ToolDescriptor {
   name: string;
@@ -50,6 +51,7 @@ function lazy<T>(make: () => T): () => T {
 export async function mountDiscovery(app: FastifyInstance, services: Services, operations: Operation[]) {
   // Converting every operation's schemas to JSON Schema takes ~0.2 s: on first read, not at start.
   const catalog = lazy(() => toolCatalog(operations));
+  const byTool = new Map(operations.map((op) => [op.tool, op]));
   const info = {
     title: 'svc code review service API',
     version: '1',
@@ -72,7 +74,14 @@ export async function mountDiscovery(app: FastifyInstance, services: Services, o
         },
       },
     },
-    transform: jsonSchemaTransform,
+    // The zod schemas, then what the handlers read and answer besides them (src/http/openapi-http.ts).
+    transform: (input) => {
+      const result = jsonSchemaTransform(input);
+      const op = byTool.get((input.schema as { operationId?: string } | undefined)?.operationId ?? '');
+      return op
+        ? { ...result, schema: withHttpContract(op, result.schema as Record<string, unknown>) }
+        : result;
+    },
   });
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => {

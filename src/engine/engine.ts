@@ -10,6 +10,7 @@ import { notFound } from '../core/errors';
 import type { TaskKind } from '../core/runs';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
+import { insertEventFrom } from '../storage/object-events';
 import { runMessages, runs, tasks } from '../storage/schema';
 import { diagnosticHandler } from './diagnostic';
 import { commitTerminal, insertPausedRun, RUNS_CHANNEL, recordQueued, type Tx } from './frames';
@@ -155,16 +156,8 @@ export class Engine {
         FROM task
         RETURNING id, task_id, workspace_id, project_id, kind
       ),
-      queued AS (
-        -- The run's 'queued' timeline event (as recordQueued writes it), in the same statement.
-        INSERT INTO events (id, workspace_id, project_id, object_type, object_id, kind, data, actor)
-        SELECT ${newId('event')}, workspace_id, project_id, 'run', id, 'queued',
-          jsonb_build_object(
-            'payload', jsonb_build_object('task_id', task_id, 'kind', kind, 'retry_of', NULL),
-            'occurred_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-          NULL
-        FROM run
-      )
+      -- The run's 'queued' timeline event, as recordQueued writes it, in the same statement.
+      queued AS (${insertEventFrom('run', newId('event'), 'run', 'queued', sql`jsonb_build_object('task_id', task_id, 'kind', kind, 'retry_of', NULL)`)})
       SELECT id AS run_id${notifyInStatement ? sql`, pg_notify(${RUNS_CHANNEL}, 'run') AS woke` : sql``} FROM run`);
     if (rows.length === 0) return false;
     if (!notifyInStatement) this.wakeWorkers();

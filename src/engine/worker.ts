@@ -11,6 +11,7 @@ import { RunFailure } from '../core/failures';
 import { messageOf } from '../storage/bound-values';
 import { isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
+import { insertEventFrom } from '../storage/object-events';
 import { runs, tasks, workers } from '../storage/schema';
 import { checkBrakes } from './brakes';
 import type { Engine } from './engine';
@@ -180,16 +181,10 @@ export class Worker {
         )
         .returning(),
     );
-    // Shaped as appendObjectEvent stores an event ({payload, occurred_at}).
-    const event = orm.$with('claimed_event', { id: sql<string>`id` }).as(sql`
-      INSERT INTO events (id, workspace_id, project_id, object_type, object_id, kind, data, actor)
-      SELECT ${newId('event')}, workspace_id, project_id, 'run', id, 'claimed',
-        jsonb_build_object(
-          'payload', jsonb_build_object('task_id', task_id, 'kind', kind, 'worker', ${this.id}::text),
-          'occurred_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
-        NULL
-      FROM claimed
-      RETURNING id`);
+    const payload = sql`jsonb_build_object('task_id', task_id, 'kind', kind, 'worker', ${this.id}::text)`;
+    const event = orm
+      .$with('claimed_event', { id: sql<string>`id` })
+      .as(sql`${insertEventFrom('claimed', newId('event'), 'run', 'claimed', payload)} RETURNING id`);
     const [row] = await orm.with(claimed, event).select().from(claimed);
     return row ?? null;
   }

@@ -3,6 +3,7 @@
  * row per event, written in the transaction of the change it records. Lives in storage so every
  * layer that changes an object (operations, automation, scorecards) logs it the same way.
  */
+import { type SQL, sql } from 'drizzle-orm';
 import type { Orm } from './database';
 import { newId } from './ids';
 import { events } from './schema';
@@ -19,6 +20,26 @@ interface StoredEvent {
   payload: Record<string, unknown>;
   occurred_at: string;
 }
+
+/**
+ * `INSERT INTO events … SELECT … FROM <source>`: svc's own event about the row of `source` (a
+ * CTE of the same statement with `id`, `workspace_id`, `project_id`, yielding at most one row,
+ * since the event id is one), stored as `appendObjectEvent` stores one and stamped with the
+ * statement's time. For writes that must stay one statement (the enqueue, the claim).
+ */
+export const insertEventFrom = (
+  source: string,
+  eventId: string,
+  objectType: string,
+  kind: string,
+  payload: SQL,
+) => sql`
+  INSERT INTO events (id, workspace_id, project_id, object_type, object_id, kind, data, actor)
+  SELECT ${eventId}, workspace_id, project_id, ${objectType}, id, ${kind},
+    jsonb_build_object('payload', ${payload},
+      'occurred_at', to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')),
+    NULL
+  FROM ${sql.raw(source)}`;
 
 export function toEventRecord(row: EventRow) {
   const data = row.data as Partial<StoredEvent>;

@@ -7,11 +7,11 @@
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import os from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { freePort } from '../test/helpers/net';
 import { writeSection } from './review/doc-section';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -26,17 +26,6 @@ export interface StartCase {
   target: number | null;
   ms: number[];
   skipped?: string;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 /** Spawns `svc serve`, waits for a 200 from /healthz, stops it; returns the milliseconds to healthy. */

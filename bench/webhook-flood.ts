@@ -11,10 +11,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../test/helpers/net';
 import { writeSection } from './review/doc-section';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -60,15 +61,6 @@ interface Outcome {
   peakMiB: number;
   ms: number;
 }
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => (address && typeof address === 'object' ? resolve(address.port) : reject()));
-    });
-  });
 
 const status = (pid: number, field: 'VmRSS' | 'VmHWM') => {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')

@@ -9,7 +9,6 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -33,6 +32,7 @@ import { Worker } from '../../src/engine/worker';
 import { findings, plans, projects, pullRequests, tasks } from '../../src/storage/schema';
 import { createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { freePort } from '../helpers/net';
 
 const run = promisify(execFile);
 const SVC = join(process.cwd(), 'bin', 'svc.mjs');
@@ -370,18 +370,6 @@ const children: ChildProcess[] = [];
 afterEach(() => {
   for (const child of children.splice(0)) child.kill('SIGKILL');
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 function start(args: string[], env: Record<string, string>): { child: ChildProcess; stderr: () => string } {
   const base = { ...process.env };

@@ -17,13 +17,13 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { Browser } from 'playwright-core';
 import { CHROMIUM_ARGS, findChromium } from '../../scripts/chromium.mjs';
 import { commitFiles, gitIn, makeRepo } from '../helpers/git';
+import { freePort } from '../helpers/net';
 
 const execFileAsync = promisify(execFile);
 
@@ -159,19 +159,6 @@ export interface LocalCheck {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** Polls `probe` every `everyMs` until it returns a value other than undefined, or throws after `timeoutMs`. */
 export async function waitFor<T>(

@@ -8,7 +8,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, eq, inArray, sql } from 'drizzle-orm';
@@ -18,6 +17,7 @@ import { isRunFailureCode } from '../../src/core/failures';
 import { Worker } from '../../src/engine/worker';
 import { openDatabase } from '../../src/storage/database';
 import { runMessages, runs, workers } from '../../src/storage/schema';
+import { freePort } from '../helpers/net';
 import { ADMIN_URL } from '../helpers/paths';
 import { type Fixture, fixture, settled, sleep } from './helpers';
 
@@ -45,18 +45,6 @@ async function eventually<T>(
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: last });
     await sleep(50);
   }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 describe('processes when the database drops every connection (PostgreSQL)', () => {

@@ -7,6 +7,7 @@
  */
 import { and, desc, eq } from 'drizzle-orm';
 import type { Config } from '../config';
+import { toKeyRecord } from '../operations/keys';
 import { openDatabase } from '../storage/database';
 import { createApiKey, ensureWorkspace, revokeApiKey } from '../storage/keys';
 import { migrate } from '../storage/migrate';
@@ -145,16 +146,7 @@ export async function keysList(config: Config, target: KeysTarget) {
         .from(apiKeys)
         .where(eq(apiKeys.workspaceId, workspaceId))
         .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id));
-      keys = rows.map((r) => ({
-        id: r.id,
-        kind: r.kind,
-        name: r.name,
-        project_id: r.projectId,
-        hint: r.hint,
-        created_at: r.createdAt.toISOString(),
-        last_used_at: r.lastUsedAt?.toISOString() ?? null,
-        revoked_at: r.revokedAt?.toISOString() ?? null,
-      }));
+      keys = rows.map(toKeyRecord);
     } finally {
       await db.close();
     }

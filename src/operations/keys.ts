@@ -23,7 +23,8 @@ const keyRecord = z.object({
   revoked_at: timestamp.nullable(),
 });
 
-const toRecord = (row: ApiKeyRow): z.infer<typeof keyRecord> => ({
+/** A key as the API shows it (never its secret); `svc keys list` prints the same. */
+export const toKeyRecord = (row: ApiKeyRow): z.infer<typeof keyRecord> => ({
   object: 'api_key',
   id: row.id,
   name: row.name,
@@ -108,7 +109,7 @@ const create = defineOperation({
           hint: created.hint,
         }),
     );
-    return { ...toRecord(row), secret };
+    return { ...toKeyRecord(row), secret };
   },
 });
 
@@ -140,7 +141,7 @@ const list = defineOperation({
       .orderBy(desc(apiKeys.createdAt), desc(apiKeys.id))
       .limit(query.limit + 1);
     const { data, nextCursor } = page(rows, query.limit);
-    return { object: 'list' as const, data: data.map(toRecord), next_cursor: nextCursor };
+    return { object: 'list' as const, data: data.map(toKeyRecord), next_cursor: nextCursor };
   },
 });
 
@@ -165,7 +166,7 @@ const remove = defineOperation({
       ),
     );
     if (!row) throw new ApiError('not_found', `key ${params.key_id} was not found or is already revoked`);
-    return toRecord(row);
+    return toKeyRecord(row);
   },
 });
 

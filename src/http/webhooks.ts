@@ -78,6 +78,9 @@ export async function mountWebhooks(
     };
     // Read per request: the environment is the process's configuration, not a snapshot.
     const secret = () => services.config.env.GITHUB_WEBHOOK_SECRET;
+    // While the App's secret is rotated, the one it replaces still verifies (docs/operations.md).
+    const secrets = () =>
+      [secret(), services.config.env.GITHUB_WEBHOOK_SECRET_PREVIOUS].filter((s): s is string => !!s);
 
     const budget = new InFlightBudget(services.config.webhookInflightBytes);
     budgets.set(app, budget);
@@ -144,7 +147,7 @@ export async function mountWebhooks(
       const event = header(request, 'x-github-event');
       const deliveryId = header(request, 'x-github-delivery');
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const problem = checkSignature(secret() ?? '', raw, header(request, 'x-hub-signature-256'));
+      const problem = checkSignature(secrets(), raw, header(request, 'x-hub-signature-256'));
       if (problem) {
         return reject(
           request,
@@ -153,7 +156,7 @@ export async function mountWebhooks(
             'unauthenticated',
             problem === 'signature_missing'
               ? 'X-Hub-Signature-256 is missing: GitHub signs every delivery when the App has a webhook secret'
-              : 'X-Hub-Signature-256 does not match the body signed with GITHUB_WEBHOOK_SECRET',
+              : 'X-Hub-Signature-256 does not match the body signed with GITHUB_WEBHOOK_SECRET (or GITHUB_WEBHOOK_SECRET_PREVIOUS)',
           ),
         );
       }

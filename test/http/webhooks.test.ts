@@ -88,6 +88,36 @@ describe('webhook signatures', () => {
     expect(checkSignature(vectorSecret, 'Hello, World?', vectorSignature)).toBe('signature_mismatch');
     expect(checkSignature('another secret', 'Hello, World!', vectorSignature)).toBe('signature_mismatch');
   });
+
+  it('accepts any of the secrets given while one is rotated, and no empty secret', () => {
+    expect(checkSignature(['the new one', vectorSecret], 'Hello, World!', vectorSignature)).toBeNull();
+    expect(checkSignature([vectorSecret, 'the new one'], 'Hello, World!', vectorSignature)).toBeNull();
+    expect(checkSignature(['the new one', 'an older one'], 'Hello, World!', vectorSignature)).toBe(
+      'signature_mismatch',
+    );
+    expect(checkSignature(['', ''], '', signPayload('', ''))).toBe('signature_mismatch');
+  });
+});
+
+describe('webhook secret rotation', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({
+      env: { ...ENV, GITHUB_WEBHOOK_SECRET: 'rotated-in', GITHUB_WEBHOOK_SECRET_PREVIOUS: WEBHOOK_SECRET },
+    });
+  });
+  afterAll(() => t?.close());
+
+  it('takes deliveries signed with the new secret and with the one it replaces, and no other', async () => {
+    const body = '{"zen":"x"}';
+    for (const secret of ['rotated-in', WEBHOOK_SECRET]) {
+      const res = await deliver(t.app, { event: 'ping', payload: body, signature: signPayload(secret, body) });
+      expect(res.statusCode, secret).toBe(202);
+    }
+    const res = await deliver(t.app, { event: 'ping', payload: body, signature: signPayload('stale', body) });
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.message).toContain('GITHUB_WEBHOOK_SECRET_PREVIOUS');
+  });
 });
 
 describe.each(DATABASE_KINDS)('webhook receiver on %s', (kind) => {

@@ -7,6 +7,7 @@
  * | `GITHUB_PRIVATE_KEY` | the App's private key, PEM text; `\n` escapes are read as line breaks | |
  * | `GITHUB_PRIVATE_KEY_PATH` | or a file holding that PEM (one of the two, not both) | |
  * | `GITHUB_WEBHOOK_SECRET` | the App's webhook secret (X-Hub-Signature-256) | |
+ * | `GITHUB_WEBHOOK_SECRET_PREVIOUS` | while rotating: the secret being replaced, still accepted | |
  * | `GITHUB_API_URL` | REST API root; GitHub Enterprise Server is `https://HOST/api/v3` | `https://api.github.com` |
  *
  * With none of the first four set, GitHub is not configured and only the local host serves. With

@@ -15,19 +15,25 @@ export function signPayload(secret: string, body: string | Uint8Array): string {
   return `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 }
 
-/** null when `header` is the valid signature of `body`; else what is wrong with it. */
+/**
+ * null when `header` is the valid signature of `body` under one of `secrets`; else what is wrong
+ * with it. More than one secret is accepted while the App's secret is being rotated: deliveries
+ * GitHub signed with the old one before the switch still pass.
+ */
 export function checkSignature(
-  secret: string,
+  secrets: string | readonly string[],
   body: string | Uint8Array,
   header: string | undefined,
 ): SignatureProblem | null {
   if (header === undefined || header === '') return 'signature_missing';
   const match = SIGNATURE.exec(header.trim());
   if (!match) return 'signature_malformed';
-  const expected = createHmac('sha256', secret).update(body).digest();
   const given = Buffer.from(match[1] as string, 'hex');
   // Both are 32 bytes (the regex fixes the length), so timingSafeEqual never throws here.
-  return timingSafeEqual(expected, given) ? null : 'signature_mismatch';
+  const signedWith = (secret: string) =>
+    timingSafeEqual(createHmac('sha256', secret).update(body).digest(), given);
+  const candidates = typeof secrets === 'string' ? [secrets] : secrets;
+  return candidates.some((secret) => secret !== '' && signedWith(secret)) ? null : 'signature_mismatch';
 }
 
 export function verifySignature(

@@ -111,7 +111,11 @@ describe('webhook secret rotation', () => {
   it('takes deliveries signed with the new secret and with the one it replaces, and no other', async () => {
     const body = '{"zen":"x"}';
     for (const secret of ['rotated-in', WEBHOOK_SECRET]) {
-      const res = await deliver(t.app, { event: 'ping', payload: body, signature: signPayload(secret, body) });
+      const res = await deliver(t.app, {
+        event: 'ping',
+        payload: body,
+        signature: signPayload(secret, body),
+      });
       expect(res.statusCode, secret).toBe(202);
     }
     const res = await deliver(t.app, { event: 'ping', payload: body, signature: signPayload('stale', body) });

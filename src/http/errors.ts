@@ -7,6 +7,7 @@ import type { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { API_ERROR_STATUS, ApiError, type ApiErrorCode } from '../core/errors';
+import { isConnectionLost } from '../storage/database';
 
 export interface ErrorEnvelope {
   error: { code: string; message: string; request_id: string; details?: unknown };
@@ -48,6 +49,9 @@ function fromFastify(error: FastifyError): ApiError | null {
   return null;
 }
 
+/** What a request refused for a lost database connection is told to wait: about a restart's length. */
+const DATABASE_RETRY_AFTER_S = 2;
+
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (hasZodFastifySchemaValidationErrors(error)) {
@@ -73,13 +77,22 @@ export function toApiError(error: unknown): ApiError {
     if (mapped) return mapped;
     if (fastifyError.statusCode === 404) return new ApiError('not_found', fastifyError.message);
   }
+  // A restart or failover of the database is the platform's fault and passes: say so, not 500.
+  if (isConnectionLost(error)) {
+    return new ApiError(
+      'database_unavailable',
+      `the database is unavailable (restarting or unreachable); retry in ${DATABASE_RETRY_AFTER_S} s`,
+    );
+  }
   return new ApiError('internal', 'internal error; the request id identifies it in the service logs');
 }
 
 export function sendError(reply: FastifyReply, request: FastifyRequest, error: unknown) {
   const apiError = toApiError(error);
   if (apiError.code === 'internal') request.log.error({ err: error }, 'request failed');
+  else if (apiError.code === 'database_unavailable') request.log.warn({ err: error }, apiError.message);
   else request.log.info({ code: apiError.code }, apiError.message);
+  if (apiError.code === 'database_unavailable') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
   return reply
     .code(API_ERROR_STATUS[apiError.code])
     .type('application/json')

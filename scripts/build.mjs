@@ -5,6 +5,9 @@
 // needs no TypeScript loader. Files read at run time (migrations, skills, the console) stay
 // where they are; src/core/install-paths.ts finds them from dist/ as from src/.
 //
+// dist/ also holds the embedded database's first data directory (scripts/pglite-template.mjs),
+// made again only when the installed PGlite changes.
+//
 // `--if-stale` (npm start, the test set-up) builds only when a source is newer than the build,
 // and a build is written next to dist/ and swapped in, so a `svc` already running from dist/
 // (another test run, a server) does not see it half-written.
@@ -12,6 +15,7 @@ import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { ensurePgliteTemplate, TEMPLATE_FILE } from './pglite-template.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 export const DIST = join(ROOT, 'dist');
@@ -31,7 +35,15 @@ async function newest(path) {
 export async function isStale() {
   const built = await newest(META);
   if (built === 0) return true;
-  const inputs = ['src', 'package.json', 'package-lock.json', 'scripts/build.mjs'].map((p) => join(ROOT, p));
+  // A build from before the template existed (or one whose template was deleted).
+  if (!(await stat(join(DIST, TEMPLATE_FILE)).catch(() => null))) return true;
+  const inputs = [
+    'src',
+    'package.json',
+    'package-lock.json',
+    'scripts/build.mjs',
+    'scripts/pglite-template.mjs',
+  ].map((p) => join(ROOT, p));
   for (const input of inputs) if ((await newest(input)) > built) return true;
   return false;
 }
@@ -63,6 +75,7 @@ export async function buildSvc({ ifStale = false } = {}) {
     JSON.stringify(result.metafile).replaceAll(`${staging.slice(ROOT.length + 1)}/`, 'dist/'),
   );
   await writeFile(join(staging, 'meta.json'), JSON.stringify(metafile));
+  await ensurePgliteTemplate(ROOT, staging, DIST);
   const retired = `${DIST}.old-${process.pid}`;
   await rename(DIST, retired).catch(() => undefined);
   await rename(staging, DIST);

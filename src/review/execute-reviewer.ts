@@ -6,7 +6,6 @@
 import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { RunFailure } from '../core/failures';
-import { runBuiltinSkill } from '../reviewers/builtin/engine';
 import type { ReviewerResult, ReviewInput } from '../reviewers/types';
 import { catalogSkill, skillFromFiles } from '../skills/catalog';
 import type { Database } from '../storage/database';
@@ -57,6 +56,9 @@ export async function executeReviewer(
         'skill_instance_not_found',
         `skill ${reviewer.reviewer.skillId} could not be loaded`,
       );
+    // Loaded on the first review, not at start: the rule engines (ast-grep's native parsers,
+    // secretlint) are a large part of a cold start's module loading.
+    const { runBuiltinSkill } = await import('../reviewers/builtin/engine');
     const result = await runBuiltinSkill(skill, input.files, {
       reviewerId: reviewer.key,
       signal: input.signal,

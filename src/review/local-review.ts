@@ -88,7 +88,7 @@ export const LLM_PROVIDER_ENV = ['OPENAI_API_KEY', 'ANTHROPIC_API_KEY', 'SVC_LLM
 /** Providers a model reviewer can run on here, by name. */
 export async function usableProviders(env: NodeJS.ProcessEnv): Promise<Set<string>> {
   if (!LLM_PROVIDER_ENV.some((name) => env[name]?.trim())) return new Set();
-  const { configuredProviders } = await import('../reviewers/llm/providers');
+  const { configuredProviders } = await import('../reviewers/llm/provider-config');
   return new Set(
     configuredProviders(env)
       .filter((p) => p.usable)

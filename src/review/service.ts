@@ -8,7 +8,7 @@ import type { CodeHosts } from '../codehost';
 import { ApiError } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { RunRow, TaskRow } from '../engine/types';
-import { compatProviderName } from '../reviewers/llm/providers';
+import { compatProviderName } from '../reviewers/llm/provider-config';
 import type { Database } from '../storage/database';
 import { findings, runFindings as runFindingRows, tasks } from '../storage/schema';
 import type { ReviewConfig } from './config';

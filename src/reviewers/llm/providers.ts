@@ -10,7 +10,10 @@
  * - an OpenAI-compatible endpoint (Ollama, vLLM, LM Studio, a gateway): SVC_LLM_COMPAT_URL (its
  *   `/v1` base, e.g. http://127.0.0.1:11434/v1), optional SVC_LLM_COMPAT_API_KEY, and its provider
  *   name SVC_LLM_COMPAT_NAME (default `compat`). SVC_LLM_COMPAT_STRUCTURED_OUTPUTS=0 makes it ask
- *   for plain JSON (`json_object`) for servers without JSON-schema structured outputs.
+ *   for plain JSON (`json_object`) for servers without JSON-schema structured outputs. Answers are
+ *   streamed, asking for the token counts at the stream's end (`stream_options.include_usage`);
+ *   SVC_LLM_COMPAT_STREAM_USAGE=0 leaves that out for a server that refuses it (tokens are then
+ *   estimated).
  *
  * Settings are read only from the `env` given, never from process.env behind the caller's back:
  * every value is passed to the provider factory explicitly (the factories would otherwise fall
@@ -21,68 +24,25 @@ import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
 import { RunFailure } from '../../core/failures';
+import {
+  configuredProviders,
+  type Env,
+  type FetchFunction,
+  nonEmpty,
+  type ProviderKind,
+} from './provider-config';
 
-export type Env = Record<string, string | undefined>;
-export type FetchFunction = typeof globalThis.fetch;
-
-export type ProviderKind = 'openai' | 'anthropic' | 'openai-compatible';
-
-export interface ProviderStatus {
-  /** The name a reviewer pin uses: `<reviewer>@<provider>/<model>`. */
-  provider: string;
-  kind: ProviderKind;
-  usable: boolean;
-  /** Why it is not usable (which variable to set); null when usable. */
-  reason: string | null;
-  /** The base URL requests go to, when usable. */
-  baseURL: string | null;
-}
-
-export const DEFAULT_OPENAI_BASE_URL = 'https://api.openai.com/v1';
-export const DEFAULT_ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1';
-export const DEFAULT_COMPAT_NAME = 'compat';
-
-const nonEmpty = (value: string | undefined) => (value?.trim() ? value.trim() : undefined);
-
-export function compatProviderName(env: Env): string {
-  return nonEmpty(env.SVC_LLM_COMPAT_NAME) ?? DEFAULT_COMPAT_NAME;
-}
-
-/** Every provider svc knows of, usable or not, and why not. */
-export function configuredProviders(env: Env = process.env): ProviderStatus[] {
-  const openaiKey = nonEmpty(env.OPENAI_API_KEY);
-  const anthropicKey = nonEmpty(env.ANTHROPIC_API_KEY);
-  const compatUrl = nonEmpty(env.SVC_LLM_COMPAT_URL);
-  return [
-    {
-      provider: 'openai',
-      kind: 'openai',
-      usable: openaiKey !== undefined,
-      reason: openaiKey ? null : 'OPENAI_API_KEY is not set',
-      baseURL: openaiKey ? trimSlash(nonEmpty(env.OPENAI_BASE_URL) ?? DEFAULT_OPENAI_BASE_URL) : null,
-    },
-    {
-      provider: 'anthropic',
-      kind: 'anthropic',
-      usable: anthropicKey !== undefined,
-      reason: anthropicKey ? null : 'ANTHROPIC_API_KEY is not set',
-      baseURL: anthropicKey
-        ? trimSlash(nonEmpty(env.ANTHROPIC_BASE_URL) ?? DEFAULT_ANTHROPIC_BASE_URL)
-        : null,
-    },
-    {
-      provider: compatProviderName(env),
-      kind: 'openai-compatible',
-      usable: compatUrl !== undefined,
-      reason: compatUrl ? null : 'SVC_LLM_COMPAT_URL is not set',
-      baseURL: compatUrl ? trimSlash(compatUrl) : null,
-    },
-  ];
-}
-
-function trimSlash(url: string): string {
-  return url.replace(/\/+$/, '');
-}
+export {
+  compatProviderName,
+  configuredProviders,
+  DEFAULT_ANTHROPIC_BASE_URL,
+  DEFAULT_COMPAT_NAME,
+  DEFAULT_OPENAI_BASE_URL,
+  type Env,
+  type FetchFunction,
+  type ProviderKind,
+  type ProviderStatus,
+} from './provider-config';
 
 export interface ResolveOptions {
   /** Used for every HTTP request to the provider (tests pass one; default: global fetch). */
@@ -161,6 +121,7 @@ export function resolveModel(
         baseURL: status.baseURL,
         ...(apiKey ? { apiKey } : {}),
         supportsStructuredOutputs: env.SVC_LLM_COMPAT_STRUCTURED_OUTPUTS !== '0',
+        includeUsage: env.SVC_LLM_COMPAT_STREAM_USAGE !== '0',
         ...(fetch ? { fetch } : {}),
       });
       return { model: compat.chatModel(modelId), provider, kind: status.kind, modelId };

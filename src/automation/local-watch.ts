@@ -447,7 +447,8 @@ export class LocalWatcher {
       const contained =
         was && was.head === head && was.base === base
           ? was.phase !== 'open'
-          : base !== null && (await gitOrNull(dir, ['merge-base', '--is-ancestor', head, base])) !== null;
+          : base !== null &&
+            (await gitOrNull(dir, ['merge-base', '--is-ancestor', '--end-of-options', head, base])) !== null;
       pulls[n] = { head, base, contained, draft: drafts.get(n) ?? false, reviewed: false };
       if (!contained && (!was || was.phase === 'waiting')) unreviewed.push(n);
     }
@@ -513,12 +514,23 @@ export class LocalWatcher {
  */
 async function changedPaths(dir: string, before: string | null, after: string): Promise<string[]> {
   const known =
-    before !== null && (await gitOrNull(dir, ['cat-file', '-e', `${before}^{commit}`])) !== null
+    before !== null &&
+    (await gitOrNull(dir, ['cat-file', '-e', '--end-of-options', `${before}^{commit}`])) !== null
       ? before
       : null;
   const out = known
-    ? await gitOrNull(dir, ['diff', '--name-only', '--no-renames', '--diff-filter=AM', '-z', known, after])
-    : await gitOrNull(dir, ['ls-tree', '-r', '--name-only', '-z', after]);
+    ? await gitOrNull(dir, [
+        'diff',
+        '--name-only',
+        '--no-renames',
+        '--diff-filter=AM',
+        '-z',
+        '--end-of-options',
+        known,
+        after,
+        '--',
+      ])
+    : await gitOrNull(dir, ['ls-tree', '-r', '--name-only', '-z', '--end-of-options', after]);
   if (out === null) throw new Error(`git could not list the files changed up to ${after.slice(0, 12)}`);
   return out.split('\0').filter(Boolean);
 }

@@ -85,11 +85,14 @@ export async function defaultBranch(dir: string): Promise<DefaultBranch | null> 
 }
 
 export async function mergeBase(dir: string, a: string, b: string): Promise<string | null> {
-  return (await gitOrNull(dir, ['merge-base', a, b]))?.trim() || null;
+  return (await gitOrNull(dir, ['merge-base', '--end-of-options', a, b]))?.trim() || null;
 }
 
 export async function countCommits(dir: string, base: string, head: string): Promise<number> {
-  return Number((await git(dir, ['rev-list', '--count', `${base}..${head}`])).trim());
+  // Both ends are revisions whatever they start with, and `--` says no path follows.
+  return Number(
+    (await git(dir, ['rev-list', '--count', '--end-of-options', `${base}..${head}`, '--'])).trim(),
+  );
 }
 
 /** Paths with uncommitted changes in the work tree (staged, unstaged, untracked and not ignored). */

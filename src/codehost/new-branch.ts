@@ -3,6 +3,7 @@
  * is refused the same way on either: the branch name (git's check-ref-format rules), the file
  * paths, and the mode each file takes in the base commit's tree (or why it cannot go there).
  */
+import { branchNameProblem } from '../core/git-grammar';
 import { checkRepoPath } from './paths';
 import { CodeHostError, type NewBranchCommitInput } from './types';
 
@@ -30,23 +31,6 @@ const invalid = (message: string) => new CodeHostError(message, 'invalid_input')
 export function checkBranchName(branch: string): void {
   const why = branchNameProblem(branch);
   if (why) throw invalid(`branch ${JSON.stringify(branch)} is not a valid branch name: ${why}`);
-}
-
-function branchNameProblem(branch: string): string | null {
-  if (typeof branch !== 'string' || branch === '') return 'it is empty';
-  if (branch.startsWith('-')) return 'it starts with "-"';
-  if (branch === 'HEAD' || branch === '@') return `"${branch}" is reserved`;
-  if ([...branch].some((ch) => ch <= ' ' || ch === '\x7f') || /[~^:?*[\\]/.test(branch))
-    return 'it contains a space, a control character or one of ~ ^ : ? * [ \\';
-  if (branch.includes('..')) return 'it contains ".."';
-  if (branch.includes('@{')) return 'it contains "@{"';
-  if (branch.endsWith('.')) return 'it ends with "."';
-  const parts = branch.split('/');
-  if (parts.some((part) => part === ''))
-    return 'it has an empty path component (a leading, trailing or double "/")';
-  if (parts.some((part) => part.startsWith('.'))) return 'a path component starts with "."';
-  if (parts.some((part) => part.endsWith('.lock'))) return 'a path component ends with ".lock"';
-  return null;
 }
 
 /**

@@ -231,6 +231,10 @@ export type CodeHostErrorReason =
   | 'invalid_input'
   | 'unsupported'
   | 'unavailable'
+  /** A tool the host needs (git) is not installed where svc runs. */
+  | 'tool_missing'
+  /** A tool the host runs (git) took longer than its limit and was stopped. */
+  | 'timeout'
   | 'failed';
 
 /** The code host answered with something svc cannot use; the message says what. */

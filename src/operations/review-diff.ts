@@ -10,6 +10,7 @@ import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
 import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
+import { repoPathSchema } from '../core/git-grammar';
 import type { DiffFile } from '../core/review';
 import { projects, pullRequests, reviewResults } from '../storage/schema';
 import { defineOperation, type Operation, type OperationContext } from './registry';
@@ -50,10 +51,7 @@ const diffFileRecord = z.object({
 });
 
 const diffQuery = z.strictObject({
-  path: z
-    .string()
-    .min(1)
-    .max(4096)
+  path: repoPathSchema
     .optional()
     .describe('Only this file (its new or old path); the console asks per file it shows.'),
   limit: z.coerce.number().int().min(1).max(100).default(20).describe('Files per page, 1-100 (default 20).'),

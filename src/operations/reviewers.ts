@@ -13,8 +13,9 @@
 import { and, asc, desc, eq, gt, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { ApiError, notFound } from '../core/errors';
+import { skillFilePathSchema } from '../core/git-grammar';
 import { defaultLlmModel, type ReviewerRow } from '../review/reviewer-catalog';
-import { compatProviderName } from '../reviewers/llm/providers';
+import { compatProviderName } from '../reviewers/llm/provider-config';
 import { findSkillRevision, importSkillRevision, verifySkillRevision } from '../skills-store/revisions';
 import { appendObjectEvent, type Tx } from '../storage/object-events';
 import { reviewerModelStats, reviewers } from '../storage/schema';
@@ -103,19 +104,8 @@ export const reviewerUpdateBody = z
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'send at least one field to change' });
 
-/** A relative `/`-separated path without `.`/`..` segments, backslashes or control characters. */
-const skillFilePath = z
-  .string()
-  .min(1)
-  .max(300)
-  .refine(
-    (p) =>
-      [...p].every((ch) => ch.charCodeAt(0) >= 0x20 && ch !== '\\') &&
-      p.split('/').every((seg) => seg !== '' && seg !== '.' && seg !== '..'),
-    {
-      message: 'a relative path with "/" separators and no empty, "." or ".." segments',
-    },
-  );
+/** A relative `/`-separated path (core/git-grammar.ts): no `.`/`..` segments, backslashes or control characters. */
+const skillFilePath = skillFilePathSchema;
 
 export const skillImportBody = z.strictObject({
   skill_id: reviewerSlug.describe('Skill id (the catalog skill it overrides, or a new one).'),
@@ -535,6 +525,7 @@ const skillsImport = defineOperation({
   body: skillImportBody,
   response: skillRevision,
   status: 201,
+  alternateStatus: 200,
   handler: async ({ body }, ctx) => {
     const { row, created } = await importSkillRevision(ctx.services.db, ctx.workspaceId, body);
     if (!created) ctx.setStatus(200);

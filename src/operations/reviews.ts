@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { notFound } from '../core/errors';
+import { commitIdSchema } from '../core/git-grammar';
 import { RUN_STATUSES } from '../core/runs';
 import type { TaskRow } from '../engine/types';
 import type { ReviewConfig } from '../review/config';
@@ -58,10 +59,8 @@ async function saved(ctx: OperationContext, task: TaskRow) {
   return reviewRecord(deps(ctx), task);
 }
 
-const commitId = z
-  .string()
-  .regex(/^[0-9a-fA-F]{7,64}$/, 'a commit id (7-64 hex characters)')
-  .describe('Commit id (hex).');
+// Hex only (core/git-grammar.ts): abbreviated ids are taken, as the run resolves them on the host.
+const commitId = commitIdSchema;
 
 const reviewerId = z
   .string()

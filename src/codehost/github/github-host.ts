@@ -14,6 +14,7 @@
  * Every GitHub failure leaves as a CodeHostError (errors.ts); rate limits and 5xx are retried a
  * bounded number of times first (client.ts).
  */
+import { refNameProblem, repoFullNameProblem } from '../../core/git-grammar';
 import type { Diff, DiffFile } from '../../core/review';
 import type { Gap } from '../../core/runs';
 import { checkBranchName, checkNewBranchCommit, fileModes, type TreeEntry } from '../new-branch';
@@ -52,7 +53,6 @@ export const COMPARE_FILE_CAP = 300;
 export const PULL_FILES_CAP = 3000;
 /** GitHub refuses check output fields longer than this. */
 const CHECK_TEXT_MAX = 65_535;
-const FULL_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const OID = /^[0-9a-f]{40}$/;
 const READ_CONCURRENCY = 8;
 
@@ -61,16 +61,15 @@ export interface GitHubHostOptions {
   compareFileCap?: number;
 }
 
+/**
+ * A branch, ref or commit id by the ref grammar (core/git-grammar.ts). Octokit percent-encodes it
+ * into the URL, and the grammar refuses `.`/`..` components, so it never walks to another endpoint.
+ */
 function checkRef(ref: string, what: string): void {
-  if (
-    typeof ref !== 'string' ||
-    ref.length === 0 ||
-    ref.length > 1024 ||
-    /[\0\n\r]/.test(ref) ||
-    ref.startsWith('-')
-  )
+  const why = refNameProblem(ref);
+  if (why)
     throw new CodeHostError(
-      `${what} ${JSON.stringify(ref)} is not a valid ref or commit id`,
+      `${what} ${JSON.stringify(ref)} is not a valid ref or commit id: ${why}`,
       'invalid_input',
     );
 }
@@ -107,10 +106,15 @@ export class GitHubCodeHost implements CodeHost {
     this.compareFileCap = options.compareFileCap ?? COMPARE_FILE_CAP;
   }
 
+  /**
+   * Owner and name by the repository grammar (core/git-grammar.ts): no `.`/`..` part, so the URL
+   * path the request builds (`/repos/{owner}/{repo}/…`) cannot be normalized to another endpoint.
+   */
   private split(fullName: string): { owner: string; repo: string } {
-    if (typeof fullName !== 'string' || !FULL_NAME.test(fullName))
+    const why = repoFullNameProblem(fullName);
+    if (why)
       throw new CodeHostError(
-        `repository ${JSON.stringify(fullName)} is not an owner/repo name`,
+        `repository ${JSON.stringify(fullName)} is not an owner/repo name: ${why}`,
         'invalid_input',
       );
     const [owner = '', repo = ''] = fullName.split('/');
@@ -127,7 +131,7 @@ export class GitHubCodeHost implements CodeHost {
   }
 
   async repositoryExists(fullName: string): Promise<boolean> {
-    if (typeof fullName !== 'string' || !FULL_NAME.test(fullName)) return false;
+    if (repoFullNameProblem(fullName) !== null) return false;
     try {
       await this.repository(fullName);
       return true;

@@ -40,6 +40,8 @@ export async function gitDiff(dir: string, base: string, head: string, limits: D
     '--raw',
     '--numstat',
     '-p',
+    // Both ends are revisions, whatever they start with; no path limits the diff.
+    '--end-of-options',
     base,
     head,
     '--',
@@ -61,8 +63,15 @@ export async function readBlobs(
   const requests = await Promise.all(
     unique.map(async (path) =>
       /[\n\r]/.test(path)
-        ? ((await gitOrNull(dir, ['rev-parse', '--verify', '--quiet', `${treeish}:${path}`]))?.trim() ??
-          'missing')
+        ? ((
+            await gitOrNull(dir, [
+              'rev-parse',
+              '--verify',
+              '--quiet',
+              '--end-of-options',
+              `${treeish}:${path}`,
+            ])
+          )?.trim() ?? 'missing')
         : `${treeish}:${path}`,
     ),
   );

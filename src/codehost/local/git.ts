@@ -1,8 +1,54 @@
-/** Runs the git CLI without a shell (arguments are never interpolated into a command line). */
+/**
+ * Runs the git CLI without a shell (arguments are never interpolated into a command line). Two
+ * failures are named for what they are, as CodeHostErrors, rather than as whatever git's absence
+ * or a hung git would otherwise look like (an unreadable repository, a missing ref): git not
+ * installed (`tool_missing`), and a call past SVC_GIT_TIMEOUT_MS (`timeout`; default 10 minutes),
+ * which kills it.
+ */
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { CodeHostError } from '../types';
 
 const run = promisify(execFile);
+
+/** The longest one git call may take by default (SVC_GIT_TIMEOUT_MS overrides it). */
+export const DEFAULT_GIT_TIMEOUT_MS = 10 * 60_000;
+
+function gitTimeoutMs(): number {
+  const raw = process.env.SVC_GIT_TIMEOUT_MS?.trim();
+  const ms = raw ? Number(raw) : DEFAULT_GIT_TIMEOUT_MS;
+  return Number.isFinite(ms) && ms > 0 ? ms : DEFAULT_GIT_TIMEOUT_MS;
+}
+
+/**
+ * A spawn failure or kill as the named CodeHostError it is, or null. ENOENT is also what a
+ * missing working directory gives, so git counts as missing only when the directory is there.
+ */
+function namedFailure(
+  error: unknown,
+  cwd: string,
+  args: string[],
+  timeoutMs: number,
+  timedOut: boolean,
+): CodeHostError | null {
+  const e = error as NodeJS.ErrnoException | null;
+  if (e?.code === 'ENOENT' && e.syscall === 'spawn git' && existsSync(cwd)) {
+    return new CodeHostError(
+      `git is not installed or not on the PATH of svc (PATH=${process.env.PATH ?? ''}); install git where the worker runs`,
+      'tool_missing',
+      { cause: error },
+    );
+  }
+  if (timedOut) {
+    return new CodeHostError(
+      `git ${args[0] ?? ''} did not finish within ${timeoutMs} ms and was stopped (SVC_GIT_TIMEOUT_MS)`,
+      'timeout',
+      { cause: error },
+    );
+  }
+  return null;
+}
 
 /**
  * Environment for every git call: stable messages, never a prompt, no optional index locks; `extra`
@@ -17,13 +63,35 @@ const gitEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
 });
 
 export async function git(cwd: string, args: string[], maxBuffer = 256 * 1024 * 1024): Promise<string> {
-  const { stdout } = await run('git', args, { cwd, maxBuffer, encoding: 'utf8', env: gitEnv() });
-  return stdout;
+  const timeout = gitTimeoutMs();
+  // Our own timer, not execFile's `timeout`: a git killed by that can come back as a success
+  // with empty output, while an aborted signal is always known here.
+  const limit = new AbortController();
+  const timer = setTimeout(() => limit.abort(), timeout);
+  try {
+    const { stdout } = await run('git', args, {
+      cwd,
+      maxBuffer,
+      encoding: 'utf8',
+      env: gitEnv(),
+      signal: limit.signal,
+      killSignal: 'SIGKILL',
+    });
+    if (limit.signal.aborted) throw namedFailure(null, cwd, args, timeout, true);
+    return stdout;
+  } catch (error) {
+    throw namedFailure(error, cwd, args, timeout, limit.signal.aborted) ?? error;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
-/** Like `git`, but null instead of a rejection when git exits non-zero. */
+/** Like `git`, but null instead of a rejection when git exits non-zero (git missing or hung still throws). */
 export async function gitOrNull(cwd: string, args: string[]): Promise<string | null> {
-  return git(cwd, args).catch(() => null);
+  return git(cwd, args).catch((error: unknown) => {
+    if (error instanceof CodeHostError) throw error;
+    return null;
+  });
 }
 
 /** A git failure with what it said on stderr. */
@@ -50,10 +118,16 @@ export function gitStream(
   input?: string | Buffer,
   env?: NodeJS.ProcessEnv,
 ): Promise<{ stderr: string }> {
+  const timeoutMs = gitTimeoutMs();
   return new Promise((resolve, reject) => {
     const child = spawn('git', args, { cwd, env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
     const stderr: Buffer[] = [];
     let failed: unknown = null;
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
     child.stdout.on('data', (chunk: Buffer) => {
       if (failed) return;
       try {
@@ -64,10 +138,15 @@ export function gitStream(
       }
     });
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.on('error', reject);
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      reject(namedFailure(error, cwd, args, timeoutMs, false) ?? error);
+    });
     child.on('close', (code) => {
+      clearTimeout(timer);
       const text = Buffer.concat(stderr).toString('utf8');
-      if (failed) reject(failed);
+      if (timedOut) reject(namedFailure(null, cwd, args, timeoutMs, true));
+      else if (failed) reject(failed);
       else if (code === 0) resolve({ stderr: text });
       else reject(new GitFailure(args, code, text));
     });

@@ -27,7 +27,8 @@
 import { randomUUID } from 'node:crypto';
 import { appendFile, mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
+import { FULL_COMMIT_ID, refNameProblem, repoFullNameProblem } from '../../core/git-grammar';
 import type { Diff } from '../../core/review';
 import { checkNewBranchCommit, fileModes, type TreeEntry } from '../new-branch';
 import { checkRepoPath } from '../paths';
@@ -54,8 +55,7 @@ import { gitDiff, readBlobs } from './git-read';
 export { checkRepoPath };
 
 export const LOCAL_INSTALLATION_ID = 1;
-const FULL_NAME = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
-const OID = /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/;
+const OID = FULL_COMMIT_ID;
 /** Who svc's local commits are by, set through the environment so no git config is needed. */
 const SVC_IDENTITY: NodeJS.ProcessEnv = {
   GIT_AUTHOR_NAME: 'svc',
@@ -76,17 +76,15 @@ export interface LocalPullRecord {
   at: string;
 }
 
-/** A ref as a user would type it; refuses what git could read as an option or what cannot be one line. */
+/**
+ * A branch, ref or commit id by the ref grammar (core/git-grammar.ts): nothing git could read as an
+ * option, no revision syntax, one line.
+ */
 function checkRef(ref: string, what: string): void {
-  if (
-    typeof ref !== 'string' ||
-    ref.length === 0 ||
-    ref.length > 1024 ||
-    ref.startsWith('-') ||
-    /[\0\n\r]/.test(ref)
-  )
+  const why = refNameProblem(ref);
+  if (why)
     throw new CodeHostError(
-      `${what} ${JSON.stringify(ref)} is not a valid ref or commit id`,
+      `${what} ${JSON.stringify(ref)} is not a valid ref or commit id: ${why}`,
       'invalid_input',
     );
 }
@@ -111,15 +109,12 @@ export class LocalCodeHost implements CodeHost {
    * Rejects names that could escape the dir.
    */
   async lookup(fullName: string): Promise<{ dir: string } | { unreadable: string } | null> {
-    if (
-      typeof fullName !== 'string' ||
-      !FULL_NAME.test(fullName) ||
-      fullName.split('/').some((part) => part === '.' || part === '..')
-    )
-      return null;
+    if (repoFullNameProblem(fullName) !== null) return null;
     const base = resolve(this.reposDir);
     let unreadable: string | null = null;
     for (const candidate of [join(base, fullName), join(base, `${fullName}.git`)]) {
+      // The grammar already keeps the name inside; a second wall costs nothing.
+      if (!candidate.startsWith(`${base}${sep}`)) return null;
       const entry = await stat(candidate).then(
         (s) => (s.isDirectory() ? 'directory' : 'other'),
         (error: NodeJS.ErrnoException) => error.code ?? 'error',
@@ -139,7 +134,11 @@ export class LocalCodeHost implements CodeHost {
         '--absolute-git-dir',
       ]).then(
         (out) => ({ out }),
-        (error: { stderr?: string; code?: string }) => ({ error }),
+        (error: { stderr?: string; code?: string }) => {
+          // git missing or hung says nothing about the repository: it goes up by its own name.
+          if (error instanceof CodeHostError) throw error;
+          return { error };
+        },
       );
       if ('error' in answer) {
         unreadable ??= unreadableReason(fullName, candidate, answer.error);
@@ -180,7 +179,7 @@ export class LocalCodeHost implements CodeHost {
     } catch (error) {
       throw new CodeHostError(`repository ${fullName} has no commits yet`, 'failed', { cause: error });
     }
-    const listing = await git(dir, ['ls-tree', '-r', '-z', '--long', commit]);
+    const listing = await git(dir, ['ls-tree', '-r', '-z', '--long', '--end-of-options', commit]);
     const files: RepositoryTree['files'] = [];
     for (const entry of listing.split('\0')) {
       // "<mode> <type> <object> <size>\t<path>"
@@ -198,7 +197,13 @@ export class LocalCodeHost implements CodeHost {
 
   /** The commit a ref, branch or commit id names, or null. */
   private async commitOf(dir: string, ref: string): Promise<string | null> {
-    const out = await gitOrNull(dir, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]);
+    const out = await gitOrNull(dir, [
+      'rev-parse',
+      '--verify',
+      '--quiet',
+      '--end-of-options',
+      `${ref}^{commit}`,
+    ]);
     return out?.trim() || null;
   }
 
@@ -218,11 +223,11 @@ export class LocalCodeHost implements CodeHost {
   }
 
   private async refExists(dir: string, ref: string): Promise<boolean> {
-    return (await gitOrNull(dir, ['show-ref', '--verify', '--quiet', ref])) !== null;
+    return (await gitOrNull(dir, ['show-ref', '--verify', '--quiet', '--end-of-options', ref])) !== null;
   }
 
   private async mergeBase(dir: string, a: string, b: string): Promise<string | null> {
-    const out = await gitOrNull(dir, ['merge-base', a, b]);
+    const out = await gitOrNull(dir, ['merge-base', '--end-of-options', a, b]);
     return out?.trim() || null;
   }
 
@@ -256,7 +261,7 @@ export class LocalCodeHost implements CodeHost {
       .filter((r) => r.number === number)
       .at(-1);
     const branchOf = async (ref: string) => {
-      const target = (await gitOrNull(dir, ['symbolic-ref', '-q', ref]))?.trim();
+      const target = (await gitOrNull(dir, ['symbolic-ref', '-q', '--end-of-options', ref]))?.trim();
       return target?.startsWith('refs/heads/') ? target.slice('refs/heads/'.length) : null;
     };
     let baseRef: string;
@@ -273,7 +278,9 @@ export class LocalCodeHost implements CodeHost {
         );
     }
     const headRef = record?.headRef ?? (await branchOf(headName)) ?? headName;
-    const [author = '', subject = ''] = (await git(dir, ['show', '-s', '--format=%an%x00%s', headSha]))
+    const [author = '', subject = ''] = (
+      await git(dir, ['show', '-s', '--format=%an%x00%s', '--end-of-options', headSha])
+    )
       .replace(/\n$/, '')
       .split('\0');
     return {
@@ -565,13 +572,20 @@ export class LocalCodeHost implements CodeHost {
     const zero = '0'.repeat(head.sha.length);
     // update-ref with a zero old value creates only when absent, so two openers never share an N.
     for (; ; number++) {
-      const created = await gitOrNull(dir, ['update-ref', `refs/pull/${number}/head`, head.sha, zero]);
+      const created = await gitOrNull(dir, [
+        'update-ref',
+        '--end-of-options',
+        `refs/pull/${number}/head`,
+        head.sha,
+        zero,
+      ]);
       if (created !== null) break;
       if (number > 1_000_000) throw new CodeHostError(`no free pull request number in ${fullName}`, 'failed');
     }
     const link = async (name: string, target: { ref: string; sha: string }) => {
-      if (target.ref.startsWith('refs/heads/')) await git(dir, ['symbolic-ref', name, target.ref]);
-      else await git(dir, ['update-ref', name, target.sha]);
+      if (target.ref.startsWith('refs/heads/'))
+        await git(dir, ['symbolic-ref', '--end-of-options', name, target.ref]);
+      else await git(dir, ['update-ref', '--end-of-options', name, target.sha]);
     };
     await link(`refs/pull/${number}/head`, head);
     await link(`refs/pull/${number}/base`, base);
@@ -596,6 +610,7 @@ export class LocalCodeHost implements CodeHost {
   async commitToNewBranch(fullName: string, input: NewBranchCommitInput): Promise<{ commit: string }> {
     checkNewBranchCommit(input, OID);
     const dir = await this.repo(fullName);
+    // check-ref-format takes no --end-of-options (git 2.39); the value starts with `refs/`, never `-`.
     if ((await gitOrNull(dir, ['check-ref-format', `refs/heads/${input.branch}`])) === null)
       throw new CodeHostError(
         `branch ${JSON.stringify(input.branch)} is not a valid branch name`,
@@ -609,7 +624,7 @@ export class LocalCodeHost implements CodeHost {
       const commit = (
         await gitBuffer(
           dir,
-          ['commit-tree', '--no-gpg-sign', '-p', base, '-F', '-', tree],
+          ['commit-tree', '--no-gpg-sign', '-p', base, '-F', '-', '--end-of-options', tree],
           input.message,
           SVC_IDENTITY,
         )
@@ -636,7 +651,9 @@ export class LocalCodeHost implements CodeHost {
     const target = `refs/heads/${branch}`;
     // A pattern matches the ref itself and every ref below it, so one call sees all three cases.
     const first = `refs/heads/${branch.split('/')[0]}`;
-    const refs = (await git(dir, ['for-each-ref', '--format=%(refname)', first])).split('\n').filter(Boolean);
+    const refs = (await git(dir, ['for-each-ref', '--format=%(refname)', '--end-of-options', first]))
+      .split('\n')
+      .filter(Boolean);
     const name = (ref: string) => ref.slice('refs/heads/'.length);
     if (refs.includes(target)) return 'the branch already exists';
     const above = refs.find((ref) => target.startsWith(`${ref}/`));
@@ -650,7 +667,15 @@ export class LocalCodeHost implements CodeHost {
   private async createBranch(dir: string, fullName: string, branch: string, commit: string): Promise<void> {
     const zero = '0'.repeat(commit.length);
     try {
-      await gitBuffer(dir, ['update-ref', '-m', 'svc: new branch', `refs/heads/${branch}`, commit, zero]);
+      await gitBuffer(dir, [
+        'update-ref',
+        '-m',
+        'svc: new branch',
+        '--end-of-options',
+        `refs/heads/${branch}`,
+        commit,
+        zero,
+      ]);
     } catch (error) {
       // Someone made the branch (or one in its way) since the check above: still the caller's input.
       await this.refuseBranchClash(dir, fullName, branch);
@@ -660,7 +685,7 @@ export class LocalCodeHost implements CodeHost {
 
   /** The tree of `base` with `files` written in (each keeping an executable mode it had); `base`'s own when none. */
   private async treeWith(dir: string, base: string, files: NewBranchCommitInput['files']): Promise<string> {
-    const baseTree = (await git(dir, ['rev-parse', '--verify', `${base}^{tree}`])).trim();
+    const baseTree = (await git(dir, ['rev-parse', '--verify', '--end-of-options', `${base}^{tree}`])).trim();
     if (files.length === 0) return baseTree;
     const modes = await fileModes(
       baseTree,
@@ -671,7 +696,7 @@ export class LocalCodeHost implements CodeHost {
     try {
       const blobs = await this.writeBlobs(dir, scratch, files);
       const index = { GIT_INDEX_FILE: join(scratch, 'index') };
-      await gitBuffer(dir, ['read-tree', baseTree], undefined, index);
+      await gitBuffer(dir, ['read-tree', '--end-of-options', baseTree], undefined, index);
       const entries = files.map((f, i) => `${modes.get(f.path)} ${blobs[i]}\t${f.path}\0`).join('');
       await gitBuffer(dir, ['update-index', '-z', '--index-info'], entries, index);
       return (await gitBuffer(dir, ['write-tree'], undefined, index)).toString('utf8').trim();
@@ -701,7 +726,7 @@ export class LocalCodeHost implements CodeHost {
 
   /** One tree's entries (`git ls-tree`, not recursive). */
   private async listTree(dir: string, sha: string): Promise<TreeEntry[]> {
-    const out = await git(dir, ['ls-tree', '-z', sha]);
+    const out = await git(dir, ['ls-tree', '-z', '--end-of-options', sha]);
     return out
       .split('\0')
       .filter(Boolean)

@@ -1,13 +1,11 @@
 import { z } from 'zod';
+import { repoFullNameSchema } from '../../core/git-grammar';
 import { resolveProjectSettings } from '../../core/settings';
 import type { projects } from '../../storage/schema';
 import { taskAck, timestamp } from './common';
 
 export const repositoryInput = z.strictObject({
-  full_name: z
-    .string()
-    .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/, 'must be in owner/repo form')
-    .describe('Repository in owner/repo form.'),
+  full_name: repoFullNameSchema,
   installation_id: z
     .number()
     .int()

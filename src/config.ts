@@ -78,7 +78,19 @@ function webhookInflightBytes(env: NodeJS.ProcessEnv): number {
   return budget;
 }
 
+/**
+ * Limits read where they are used (the LLM engine from `env`, git from process.env), checked
+ * here too so that a mistyped value fails the start instead of a run hours later.
+ */
+function checkToolLimits(env: NodeJS.ProcessEnv): void {
+  for (const name of ['SVC_LLM_TIMEOUT_MS', 'SVC_GIT_TIMEOUT_MS']) {
+    if (int(env[name], 1, name) === 0)
+      throw new Error(`${name} must be a positive number, got "${env[name]}"`);
+  }
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  checkToolLimits(env);
   return {
     env,
     host: env.HOST || '127.0.0.1',

@@ -123,24 +123,8 @@ export class RunExecution {
       async message(role, content, data) {
         if (self.done || self.cause) return;
         self.touch();
-        const first = (role === 'assistant' || role === 'tool') && !self.firstToken;
-        if (first) {
-          self.firstToken = true;
-          self.runnerClock.first_token_at = new Date().toISOString();
-        }
         // Insert only while the run is still ours, and note the first token in the same statement.
-        const held = await self.db.orm
-          .update(runs)
-          .set({
-            progressAt: sql`now()`,
-            ...(first ? { firstTokenAt: sql`coalesce(${runs.firstTokenAt}, now())` } : {}),
-          })
-          .where(self.guard())
-          .returning({ id: runs.id });
-        if (held.length === 0) {
-          self.abort({ kind: 'lost', reason: 'the run is no longer held by this worker' });
-          return;
-        }
+        if (!(await self.held(role === 'assistant' || role === 'tool'))) return;
         await self.db.orm.insert(runMessages).values({
           id: newId('message'),
           runId: self.run.id,
@@ -149,6 +133,11 @@ export class RunExecution {
           content,
           data: data ?? null,
         });
+      },
+      async firstToken() {
+        if (self.done || self.cause || self.firstToken) return;
+        self.touch();
+        await self.held(true);
       },
       gap(gap) {
         self.gaps.push(gap);
@@ -169,6 +158,29 @@ export class RunExecution {
         self.seedGraph = seed;
       },
     };
+  }
+
+  /**
+   * Notes progress (and, with `token`, the first token once) while the run is still ours; false,
+   * with the handler aborted, when it is not.
+   */
+  private async held(token: boolean): Promise<boolean> {
+    const first = token && !this.firstToken;
+    if (first) {
+      this.firstToken = true;
+      this.runnerClock.first_token_at = new Date().toISOString();
+    }
+    const rows = await this.db.orm
+      .update(runs)
+      .set({
+        progressAt: sql`now()`,
+        ...(first ? { firstTokenAt: sql`coalesce(${runs.firstTokenAt}, now())` } : {}),
+      })
+      .where(this.guard())
+      .returning({ id: runs.id });
+    if (rows.length > 0) return true;
+    this.abort({ kind: 'lost', reason: 'the run is no longer held by this worker' });
+    return false;
   }
 
   /** What the handler accumulated, for the terminal frame. */

@@ -16,6 +16,7 @@ export function settlementContext(db: Database, run: RunRow, task: TaskRow, logg
     signal: AbortSignal.abort(new Error(`run ${run.id} already ended`)),
     progress: ignore,
     message: ignore,
+    firstToken: ignore,
     gap: () => {},
     warn: (line) => logger.warn({ run: run.id, task: task.id }, line),
     usage: () => {},

@@ -50,6 +50,11 @@ export interface RunContext {
     content: string,
     data?: unknown,
   ): Promise<void>;
+  /**
+   * The model's first token arrived (a streamed answer): sets the run's `first_token_at` unless
+   * it is set. The first assistant or tool message sets it too, for handlers that do not stream.
+   */
+  firstToken(): Promise<void>;
   gap(gap: Gap): void;
   warn(line: string): void;
   usage(item: UsageLineItem): void;

@@ -15,7 +15,7 @@ import { projectAndHost } from '../engine/project-host';
 import type { RunContext, TaskHandler } from '../engine/types';
 import { declaredRoles, knowledgeBrief } from '../knowledge/brief';
 import { knowledgeForReview } from '../knowledge/for-review';
-import { configuredProviders } from '../reviewers/llm/providers';
+import { configuredProviders } from '../reviewers/llm/provider-config';
 import type { ReviewerResult, ReviewFile } from '../reviewers/types';
 import { messageOf } from '../storage/bound-values';
 import { type Database, isConnectionLost } from '../storage/database';
@@ -97,7 +97,14 @@ type Target = {
 /** Code-host answers become named run failures: a missing PR or range is the caller's input. */
 function hostFailure(error: unknown, what: string): never {
   if (error instanceof CodeHostError) {
-    const code = error.reason === 'unavailable' ? 'backend_unavailable' : 'tool_failed';
+    const code =
+      error.reason === 'unavailable'
+        ? 'backend_unavailable'
+        : error.reason === 'tool_missing'
+          ? 'missing_expected_tool'
+          : error.reason === 'timeout'
+            ? 'tool_timeout'
+            : 'tool_failed';
     throw new RunFailure(code, `${what}: ${error.message}`);
   }
   throw error;
@@ -364,6 +371,16 @@ async function review(
     // Rules that depend on a runtime version run on the versions the repository states.
     runtimes: knowledge?.runtimes ?? [],
     signal: ctx.signal,
+    // Model reviewers write their prompts and answers (redacted) to the run's transcript.
+    transcript: {
+      write: (
+        role: 'system' | 'user' | 'assistant' | 'tool',
+        content: string,
+        data?: Record<string, unknown>,
+      ) => ctx.message(role, content, data),
+      // A failed write here shows on the transcript write that follows; it must not go unhandled.
+      firstToken: () => void ctx.firstToken().catch(() => {}),
+    },
   };
   const drafts: FindingDraft[] = [];
   const failures: { key: string; error: unknown }[] = [];

@@ -31,6 +31,22 @@ export interface ReviewInput {
    */
   runtimes?: readonly RuntimeStatement[];
   signal: AbortSignal;
+  /** Where a model reviewer records what it sent and received (the run's transcript); omitted: nowhere. */
+  transcript?: ModelTranscript;
+}
+
+/**
+ * A run's transcript as a model reviewer writes to it: its prompts, the model's answers and any
+ * tool calls, already redacted of secrets by the reviewer.
+ */
+export interface ModelTranscript {
+  write(
+    role: 'system' | 'user' | 'assistant' | 'tool',
+    content: string,
+    data?: Record<string, unknown>,
+  ): Promise<void>;
+  /** The model's first streamed token arrived (the run's `first_token_at`). */
+  firstToken(): void;
 }
 
 export interface SkillProvenance {

@@ -4,6 +4,7 @@
  */
 import { eq } from 'drizzle-orm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { RUN_FAILURE_REMEDY } from '../../src/core/failures';
 import type { Engine } from '../../src/engine/engine';
 import { Sweeper } from '../../src/engine/sweeper';
 import { Worker } from '../../src/engine/worker';
@@ -190,25 +191,81 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
     expect((await transcript(task.id)).filter((m) => m.role === 'note')).toHaveLength(1);
   });
 
-  it('a dead worker: the sweeper fails the run `run_invocation_died` and exactly one replacement completes', async () => {
-    // A worker that claims and then dies: it never heartbeats nor finishes.
-    const dead = new Worker(f.engine, { sweeper: false });
-    const { task, run } = await diagnostic({ sleep_ms: 10 });
-    const claimed = await dead.claim();
-    expect(claimed?.id).toBe(run.id);
+  it('a worker dead mid-run: the sweeper fails the run `run_invocation_died` and exactly one replacement completes', async () => {
+    // A worker that starts the run and then stops heartbeating (its process hung or was cut off);
+    // its handler goes on, but the lease runs out.
+    const dying = new Worker(f.engine, { sweeper: false });
+    await dying.start();
+    const { task, run } = await diagnostic({ sleep_ms: 2500, progress_every_ms: 50 });
+    await waitFor(async () => (await f.engine.getRun(run.id))?.startedAt, 'the run to start');
+    await dying.stop();
     await sleep(f.engine.limits.leaseMs + 100);
     // Two sweepers at once: SKIP LOCKED keeps them from handling the run twice.
     const sweepers = [0, 1].map(() => new Sweeper(f.tdb.db, f.engine.limits, silent));
     const results = await Promise.all(sweepers.map((s) => s.sweepOnce()));
     expect(results.reduce((n, r) => n + r.died, 0)).toBe(1);
+    expect(results.reduce((n, r) => n + r.neverStarted, 0)).toBe(0);
     const died = await f.engine.getRun(run.id);
     expect(died?.error?.code).toBe('run_invocation_died');
+    expect(died?.error?.message).toContain('a replacement run was started');
     await worker();
     const all = await waitFor(async () => {
       const list = (await f.engine.listRuns(task.id, { limit: 10 })).data;
       return list.length === 2 && list[0]?.status === 'completed' ? list : null;
     }, 'the replacement to complete');
     expect(all[0]).toMatchObject({ retryOf: run.id, retryCount: 1, status: 'completed' });
+    // The first run stays as the sweeper ended it: its handler's late end committed nothing.
+    expect((await f.engine.getRun(run.id))?.error?.code).toBe('run_invocation_died');
+  });
+
+  it('a worker dead between its claim and the start: `run_never_started`, and one replacement completes', async () => {
+    // A worker that claims and then dies: it never starts the run, heartbeats nor finishes.
+    const dead = new Worker(f.engine, { sweeper: false });
+    const { task, run } = await diagnostic({ sleep_ms: 10 });
+    const claimed = await dead.claim();
+    expect(claimed?.id).toBe(run.id);
+    await sleep(f.engine.limits.leaseMs + 100);
+    const result = await new Sweeper(f.tdb.db, f.engine.limits, silent).sweepOnce();
+    expect(result).toMatchObject({ died: 1, neverStarted: 1, replaced: 1 });
+    const ended = await f.engine.getRun(run.id);
+    expect(ended).toMatchObject({ status: 'failed', startedAt: null, terminalEventCount: 1 });
+    expect(ended?.error).toMatchObject({ code: 'run_never_started', worker_id: dead.id });
+    const note = (await transcript(task.id)).at(-1);
+    expect(note?.content).toContain('Run failed with run_never_started');
+    expect(note?.content).toContain(RUN_FAILURE_REMEDY.run_never_started);
+    await worker();
+    const all = await waitFor(async () => {
+      const list = (await f.engine.listRuns(task.id, { limit: 10 })).data;
+      return list.length === 2 && list[0]?.status === 'completed' ? list : null;
+    }, 'the replacement to complete');
+    expect(all[0]).toMatchObject({ retryOf: run.id, retryCount: 1, status: 'completed' });
+  });
+
+  it('a worker stuck between its claim and the start, lease renewed: `run_never_started` past the liveness limit', async () => {
+    // The lease outlives the test, as a live worker's heartbeat would keep it; only the start
+    // deadline (the liveness limit, since no watchdog is armed before the start) can end the run.
+    const engine = f.engineWith({ livenessMs: 300, leaseMs: 60_000 });
+    const stuck = new Worker(engine, { sweeper: false });
+    const { task, run } = await diagnostic({}, f.projectId, engine);
+    expect((await stuck.claim())?.id).toBe(run.id);
+    const sweeper = new Sweeper(f.tdb.db, engine.limits, silent);
+    expect(await sweeper.sweepOnce()).toMatchObject({ died: 0, neverStarted: 0 });
+    await sleep(400);
+    expect(await sweeper.sweepOnce()).toMatchObject({ died: 0, neverStarted: 1, replaced: 1 });
+    const ended = await engine.getRun(run.id);
+    expect(ended?.error).toMatchObject({
+      code: 'run_never_started',
+      worker_id: stuck.id,
+      start_deadline_ms: 300,
+    });
+    const note = (await transcript(task.id)).at(-1);
+    expect(note?.data).toMatchObject({
+      code: 'run_never_started',
+      remedy: RUN_FAILURE_REMEDY.run_never_started,
+    });
+    const [replacement] = (await engine.listRuns(task.id, { limit: 1 })).data;
+    expect(replacement).toMatchObject({ status: 'pending', retryOf: run.id });
+    await engine.cancel(task.id);
   });
 
   it('forgets workers silent for over a week, and keeps the recent ones', async () => {
@@ -235,11 +292,13 @@ describe.each(DATABASE_KINDS)('engine on %s', (kind) => {
       await sweeper.sweepOnce();
     }
     const list = (await engine.listRuns(task.id, { limit: 10 })).data;
+    // Each claim died before its start.
     expect(list.map((r) => r.error?.code)).toEqual([
       'task_auto_paused_repeat_failure',
-      'run_invocation_died',
-      'run_invocation_died',
+      'run_never_started',
+      'run_never_started',
     ]);
+    expect(list[1]?.error?.message).toContain('the task was paused after repeated failures');
     expect(list[0]).toMatchObject({ retryOf: list[1]?.id, retryCount: 2, terminalEventCount: 1 });
     const [paused] = await f.tdb.db.orm.select().from(tasks).where(eq(tasks.id, task.id));
     if (!paused) throw new Error('task vanished');

@@ -28,7 +28,14 @@
  *   nesting ≤ 10 levels, ≤ 5000 properties;
  * - `model` is one the server serves (else 404 `model_not_found`, as the API answers).
  * The Responses API (`/v1/responses`) is not served: the engine uses Chat Completions for every
- * OpenAI-protocol provider, so a request there is a defect and gets 404. Streaming is not served.
+ * OpenAI-protocol provider, so a request there is a defect and gets 404.
+ *
+ * Streaming (`stream: true`) is served as the API does: `text/event-stream` of
+ * `chat.completion.chunk` objects (the first delta carries the role, the content follows in
+ * pieces, then a chunk with `finish_reason`, then, when `stream_options.include_usage` is set, a
+ * chunk with empty `choices` and the usage), ended by `data: [DONE]`. A streamed answer can be made
+ * to break (`cutAfter`: the socket is destroyed after that many characters of content) or to
+ * stall (`stallAfter`: nothing more is sent for a while after that many characters).
  *
  * Answers are scripted: a queue (`enqueue`) of canned answers — findings JSON, raw text (e.g.
  * malformed JSON), HTTP errors (429 with retry-after, 401, 404 model_not_found, 500), a delay
@@ -245,6 +252,8 @@ export type Answer =
       finishReason?: 'stop' | 'length' | 'content_filter';
       refusal?: string | null;
       usage?: { prompt_tokens: number; completion_tokens: number } | null;
+      /** Streamed requests only: how the stream misbehaves after `chars` characters of content. */
+      stream?: { cutAfter?: number; stallAfter?: { chars: number; ms: number } };
     }
   | { kind: 'error'; status: number; error: ErrorBody; headers?: Record<string, string> }
   | { kind: 'raw'; status: number; body: string; contentType?: string }
@@ -324,6 +333,14 @@ export const answers = {
   delay(ms: number, then: Answer): Answer {
     return { kind: 'delay', ms, then };
   },
+  /** A streamed answer whose connection is destroyed after `chars` characters of `content`. */
+  brokenStream(content: string, chars: number): Answer {
+    return { kind: 'content', content, stream: { cutAfter: chars } };
+  },
+  /** A streamed answer that goes silent for `ms` after `chars` characters of `content`. */
+  stalledStream(content: string, chars: number, ms: number): Answer {
+    return { kind: 'content', content, stream: { stallAfter: { chars, ms } } };
+  },
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -370,6 +387,74 @@ export interface OpenAIDouble {
 
 function errorBody(message: string, code: string | null = null, param: string | null = null): ErrorBody {
   return { message, type: 'invalid_request_error', param, code };
+}
+
+/** Content cut into a few pieces, as a model streams it (an empty answer is one empty piece). */
+function pieces(content: string): string[] {
+  const size = Math.max(1, Math.ceil(content.length / 4));
+  const out: string[] = [];
+  for (let i = 0; i < content.length; i += size) out.push(content.slice(i, i + size));
+  return out.length > 0 ? out : [''];
+}
+
+/** A `content` answer as the API streams it (server-sent events of chat.completion.chunk). */
+async function streamContent(
+  res: ServerResponse,
+  request: ChatCompletionRequest,
+  answer: Extract<Answer, { kind: 'content' }>,
+  id: string,
+): Promise<void> {
+  if (res.destroyed) return;
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  const base = {
+    id,
+    object: 'chat.completion.chunk',
+    created: Math.floor(Date.now() / 1000),
+    model: request.model,
+  };
+  const send = (chunk: unknown) =>
+    res.write(
+      `data: ${JSON.stringify({ ...base, system_fingerprint: 'fp_double', ...(chunk as object) })}\n\n`,
+    );
+  const choice = (delta: Record<string, unknown>, finish: string | null = null) => ({
+    choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
+  });
+  send(choice({ role: 'assistant', content: '', refusal: null }));
+  const content = answer.content ?? '';
+  const { cutAfter, stallAfter } = answer.stream ?? {};
+  let sent = 0;
+  let stalled = false;
+  for (const piece of answer.content === null ? [] : pieces(content)) {
+    if (cutAfter !== undefined && sent + piece.length > cutAfter) {
+      if (cutAfter > sent) send(choice({ content: piece.slice(0, cutAfter - sent) }));
+      // The connection drops mid-answer, once what was sent has reached the client: no final
+      // chunk, no [DONE].
+      await new Promise((resolve) => res.write('', resolve));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      res.socket?.destroy();
+      return;
+    }
+    if (stallAfter && !stalled && sent >= stallAfter.chars) {
+      stalled = true;
+      await new Promise((resolve) => setTimeout(resolve, stallAfter.ms));
+      if (res.destroyed) return;
+    }
+    send(choice({ content: piece }));
+    sent += piece.length;
+  }
+  if (answer.refusal) send(choice({ refusal: answer.refusal }));
+  send(choice({}, answer.finishReason ?? 'stop'));
+  const usage =
+    answer.usage === null
+      ? undefined
+      : (answer.usage ?? {
+          prompt_tokens: estimateTokens(request),
+          completion_tokens: Math.ceil(content.length / 4),
+        });
+  if (usage && request.stream_options?.include_usage === true) {
+    send({ choices: [], usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } });
+  }
+  res.end('data: [DONE]\n\n');
 }
 
 function estimateTokens(request: ChatCompletionRequest): number {
@@ -438,6 +523,7 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
         return;
       case 'content': {
         counter++;
+        if (request.stream) return streamContent(res, request, answer, `chatcmpl-double${counter}`);
         const usage =
           answer.usage === null
             ? undefined
@@ -565,12 +651,16 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
         );
       }
     }
-    if (request.stream) {
+    if (request.stream_options && !request.stream) {
       return reject(
         res,
         path,
         400,
-        errorBody('the double does not serve streaming responses', null, 'stream'),
+        errorBody(
+          'The stream_options parameter is only allowed when stream is enabled.',
+          null,
+          'stream_options',
+        ),
       );
     }
     if (options.models && !options.models.includes(request.model)) {

@@ -2,22 +2,25 @@
  * The LLM reviewer engine: one reviewer (a skill's instructions) run by one model over a diff.
  *
  * The diff is cut into chunks that fit the model's window (one call each, in order, findings
- * concatenated); each call asks for structured output (`generateText` with `Output.object`, the
- * AI SDK 6 form; `generateObject` is deprecated there) validated by zod. Findings are anchored on
+ * concatenated); each call streams a structured answer (`streamText` with `Output.object`, the AI
+ * SDK 6 form; see ./stream-call.ts for why it streams) validated by zod. Findings are anchored on
  * added lines; every call is one input and one output usage line, priced when the model is.
  *
  * Failures are named (see ./errors.ts); an empty or unparseable answer is a failure, never
- * "no findings". Retries are ours, not the SDK's (`maxRetries: 0`): a transient failure is retried
- * twice with backoff; a 429 is retried once, only when the provider says to wait no longer than
+ * "no findings". Retries are ours, not the SDK's (`maxRetries: 0`): a transient failure (and a
+ * call that went silent past its time limit, or whose stream broke) is retried twice with
+ * backoff; a 429 is retried once, only when the provider says to wait no longer than
  * `maxRateLimitWaitMs`, and otherwise fails at once with its retry-after in the details, so a
  * rate-limited provider is never hammered. The caller's abort signal stops everything at once.
+ *
+ * When the input carries a transcript, the system prompt, each chunk's prompt, each answer (also
+ * a failed one, as far as it arrived) and any tool calls are written to it, secrets redacted.
  */
-import { generateText, Output } from 'ai';
 import { RunFailure } from '../../core/failures';
 import type { Gap } from '../../core/runs';
-import type { ReviewerResult, ReviewInput, SkillProvenance, UsageItem } from '../types';
-import { CallTimeoutError, type ProviderContext, toRunFailure } from './errors';
-import { anchorFindings, answerWireSchema, type LlmFinding, llmAnswerOutputSchema } from './findings';
+import type { ModelTranscript, ReviewerResult, ReviewInput, SkillProvenance, UsageItem } from '../types';
+import { type ProviderContext, toRunFailure } from './errors';
+import { anchorFindings, answerWireSchema, type LlmFinding } from './findings';
 import { buildSystemPrompt, buildUserPrompt, chunkDiff, estimateTokens } from './prompt';
 import {
   defaultContextTokens,
@@ -27,6 +30,8 @@ import {
   resolveModel,
   tokenCost,
 } from './providers';
+import { environmentSecrets, redactSecrets } from './redact';
+import { type CallRecord, type CallUsage, streamCall } from './stream-call';
 
 export interface RetryPolicy {
   /** Retries of a transient failure (5xx, timeout, connection refused). */
@@ -47,8 +52,22 @@ export const DEFAULT_RETRY: RetryPolicy = {
   maxRateLimitWaitMs: 10_000,
 };
 
-/** Per-call time limit by default. */
+/** How long a call may go without the model sending anything, by default (SVC_LLM_TIMEOUT_MS). */
 export const DEFAULT_CALL_TIMEOUT_MS = 180_000;
+
+/** SVC_LLM_TIMEOUT_MS from `env`, or the default; a value that is not a positive number is refused. */
+export function callTimeoutFromEnv(env: Env): number {
+  const raw = env.SVC_LLM_TIMEOUT_MS?.trim();
+  if (!raw) return DEFAULT_CALL_TIMEOUT_MS;
+  const ms = Number(raw);
+  if (!Number.isFinite(ms) || ms <= 0)
+    throw new RunFailure(
+      'unknown',
+      `SVC_LLM_TIMEOUT_MS must be a positive number of milliseconds, got "${raw}"`,
+    );
+  return ms;
+}
+
 /** Tokens reserved for the answer by default (at most a quarter of the window). */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 8192;
 
@@ -67,7 +86,11 @@ export interface LlmReviewerOptions {
   maxContextTokens?: number;
   /** Tokens reserved for each answer (default min(8192, window / 4)). */
   maxOutputTokens?: number;
-  /** Time limit of one call (default 180 s); running out counts as transient. */
+  /**
+   * Longest a call may go without the model sending anything: before its first token and between
+   * two streamed parts (default SVC_LLM_TIMEOUT_MS, else 180 s). Running out is retried like a
+   * transient failure, then fails `instruction_timeout`.
+   */
   callTimeoutMs?: number;
   retry?: Partial<RetryPolicy>;
   /** Provenance of the skill whose instructions run, reported as the result's `skills`. */
@@ -95,11 +118,6 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
-}
-
-interface CallUsage {
-  inputTokens: number | undefined;
-  outputTokens: number | undefined;
 }
 
 function usageLines(
@@ -132,7 +150,7 @@ export async function runLlmReviewer(options: LlmReviewerOptions): Promise<Revie
   const { input } = options;
   const env = options.env ?? process.env;
   const retry = { ...DEFAULT_RETRY, ...options.retry };
-  const callTimeoutMs = options.callTimeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+  const callTimeoutMs = options.callTimeoutMs ?? callTimeoutFromEnv(env);
   if (input.signal.aborted) throw input.signal.reason;
 
   const resolved = resolveModel(options.provider, options.model, env, { fetch: options.fetch });
@@ -172,6 +190,9 @@ export async function runLlmReviewer(options: LlmReviewerOptions): Promise<Revie
 
   const usage: UsageItem[] = [];
   const answers: LlmFinding[] = [];
+  const transcript = input.transcript ? redactingTranscript(input.transcript, env) : null;
+  const who = { reviewer: options.reviewerId, provider: ctx.provider, model: ctx.model };
+  await transcript?.write('system', system, who);
   for (const [index, chunk] of chunks.entries()) {
     const prompt = buildUserPrompt(chunk, index, chunks.length);
     const call = {
@@ -179,22 +200,32 @@ export async function runLlmReviewer(options: LlmReviewerOptions): Promise<Revie
       total: chunks.length,
       estimatedInput: estimateTokens(system) + estimateTokens(prompt),
     };
+    const where = { ...who, chunk: index + 1, chunks: chunks.length };
+    await transcript?.write('user', prompt, where);
+    let attempt = 0;
+    const attemptCall = async () => {
+      attempt++;
+      let received: CallRecord | null = null;
+      try {
+        return await streamCall({
+          model: resolved.model,
+          system,
+          prompt,
+          maxOutputTokens,
+          signal: input.signal,
+          timeoutMs: callTimeoutMs,
+          onUsage: (u) => usage.push(...usageLines(ctx, call, u)),
+          onFirstToken: () => input.transcript?.firstToken(),
+          onRecord: (record) => {
+            received = record;
+          },
+        });
+      } finally {
+        if (received) await transcript?.answer(received, { ...where, attempt });
+      }
+    };
     try {
-      const answer = await callWithRetries(
-        () =>
-          callOnce({
-            resolvedModel: resolved.model,
-            system,
-            prompt,
-            maxOutputTokens,
-            signal: input.signal,
-            timeoutMs: callTimeoutMs,
-            onUsage: (u) => usage.push(...usageLines(ctx, call, u)),
-          }),
-        ctx,
-        retry,
-        input.signal,
-      );
+      const answer = await callWithRetries(attemptCall, ctx, retry, input.signal);
       answers.push(...answer.findings);
     } catch (error) {
       if (input.signal.aborted) throw input.signal.reason;
@@ -213,47 +244,45 @@ export async function runLlmReviewer(options: LlmReviewerOptions): Promise<Revie
   return { findings: anchored.findings, gaps, usage, skills: options.skills ?? [], backend };
 }
 
-async function callOnce(args: {
-  resolvedModel: Parameters<typeof generateText>[0]['model'];
-  system: string;
-  prompt: string;
-  maxOutputTokens: number;
-  signal: AbortSignal;
-  timeoutMs: number;
-  onUsage: (usage: CallUsage) => void;
-}): Promise<{ findings: LlmFinding[] }> {
-  const timeout = new AbortController();
-  const timer = setTimeout(() => timeout.abort(new CallTimeoutError(args.timeoutMs)), args.timeoutMs);
-  try {
-    const result = await generateText({
-      model: args.resolvedModel,
-      system: args.system,
-      prompt: args.prompt,
-      output: Output.object({
-        schema: llmAnswerOutputSchema,
-        name: 'review_findings',
-        description: 'Defects found in the diff',
-      }),
-      temperature: 0,
-      maxOutputTokens: args.maxOutputTokens,
-      maxRetries: 0,
-      abortSignal: AbortSignal.any([args.signal, timeout.signal]),
-    });
-    args.onUsage({ inputTokens: result.usage.inputTokens, outputTokens: result.usage.outputTokens });
-    // Throws NoOutputGeneratedError when the answer was empty, refused or cut off.
-    return result.output;
-  } catch (error) {
-    if (args.signal.aborted) throw args.signal.reason;
-    if (timeout.signal.aborted) throw new CallTimeoutError(args.timeoutMs);
-    // A call whose answer failed validation was still paid for.
-    const maybeUsage = (error as { usage?: { inputTokens?: number; outputTokens?: number } }).usage;
-    if (maybeUsage && typeof maybeUsage === 'object') {
-      args.onUsage({ inputTokens: maybeUsage.inputTokens, outputTokens: maybeUsage.outputTokens });
-    }
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
+/** Failures worth another attempt with backoff: the next call may well go through. */
+const RETRIED_AS_TRANSIENT = new Set<string>([
+  'provider_transient',
+  'instruction_timeout',
+  'stream_transport_failed',
+]);
+
+/** The transcript a reviewer writes to, with every text redacted of secrets first. */
+function redactingTranscript(sink: ModelTranscript, env: Env) {
+  const known = environmentSecrets(env);
+  const redacted = (text: string) => redactSecrets(text, known);
+  return {
+    async write(
+      role: 'system' | 'user' | 'assistant' | 'tool',
+      content: string,
+      data: Record<string, unknown>,
+    ) {
+      await sink.write(role, await redacted(content), data);
+    },
+    /** One attempt's answer (as far as it arrived) and its tool calls and results. */
+    async answer(record: CallRecord, data: Record<string, unknown>) {
+      const meta = { ...data, finish_reason: record.finishReason };
+      await sink.write('assistant', await redacted(record.text), meta);
+      for (const call of record.toolCalls) {
+        await sink.write('tool', await redacted(JSON.stringify(call.input)), {
+          ...meta,
+          tool: call.name,
+          kind: 'call',
+        });
+      }
+      for (const result of record.toolResults) {
+        await sink.write('tool', await redacted(JSON.stringify(result.output ?? null)), {
+          ...meta,
+          tool: result.name,
+          kind: 'result',
+        });
+      }
+    },
+  };
 }
 
 async function callWithRetries<T>(
@@ -271,7 +300,7 @@ async function callWithRetries<T>(
       if (signal.aborted) throw signal.reason;
       const failure = toRunFailure(error, ctx);
       let wait: number | null = null;
-      if (failure.code === 'provider_transient' && transient < policy.transientRetries) {
+      if (RETRIED_AS_TRANSIENT.has(failure.code) && transient < policy.transientRetries) {
         wait = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** transient);
         transient++;
       } else if (failure.code === 'provider_rate_limited' && rateLimited < policy.rateLimitRetries) {

@@ -6,7 +6,10 @@
  * | HTTP 429                                                   | provider_rate_limited      |
  * | HTTP 401, 403                                              | provider_auth_failed       |
  * | HTTP 404; any status whose error says the model is unknown | model_not_available        |
- * | HTTP 408, 409, 5xx; connection refused/reset; call timeout | provider_transient         |
+ * | HTTP 408, 409, 5xx; connection refused/reset before answer | provider_transient         |
+ * | an error event inside the streamed answer                  | provider_transient         |
+ * | the model sent nothing for the call's time limit           | instruction_timeout        |
+ * | the streamed answer's connection broke mid-answer          | stream_transport_failed    |
  * | any other 4xx (400 context too long, 413, 422, …)          | provider_terminal          |
  * | a 2xx whose body is not the provider's protocol             | provider_terminal          |
  * | an answer that is not JSON, or not the findings schema,    | payload_contract_violation |
@@ -74,12 +77,57 @@ export function isTransientStatus(status: number): boolean {
   return status === 408 || status === 409 || status >= 500;
 }
 
-/** A marker for a call that ran out of its time (our own timeout, not the caller's abort). */
+/**
+ * A marker for a call that ran out of its time (our own timeout, not the caller's abort): the
+ * model sent nothing for `timeoutMs`, before its first token or between two streamed parts.
+ */
 export class CallTimeoutError extends Error {
-  constructor(readonly timeoutMs: number) {
-    super(`the provider did not answer within ${timeoutMs} ms`);
+  constructor(
+    readonly timeoutMs: number,
+    /** Characters of the answer that had arrived when it went silent. */
+    readonly receivedChars: number,
+  ) {
+    super(
+      receivedChars === 0
+        ? `the model sent nothing within ${timeoutMs} ms`
+        : `the model went silent for ${timeoutMs} ms after ${receivedChars} characters of its answer`,
+    );
     this.name = 'CallTimeoutError';
   }
+}
+
+/** The streamed answer's connection broke after the answer had started (not a provider error). */
+export class StreamBrokenError extends Error {
+  constructor(
+    readonly receivedChars: number,
+    cause: unknown,
+  ) {
+    super(`the streamed answer broke off after ${receivedChars} characters: ${describe(cause)}`, { cause });
+    this.name = 'StreamBrokenError';
+  }
+}
+
+/** An error event the provider sent inside its stream (`{"error": {...}}`), not an Error. */
+export class StreamErrorEvent extends Error {
+  constructor(readonly event: unknown) {
+    super(`the provider reported an error mid-stream: ${describe(event)}`);
+    this.name = 'StreamErrorEvent';
+  }
+}
+
+function describe(value: unknown): string {
+  if (value instanceof Error) {
+    const cause = value.cause instanceof Error ? ` (${value.cause.message})` : '';
+    return `${value.name}: ${value.message}${cause}`;
+  }
+  if (value && typeof value === 'object') {
+    const message =
+      (value as { message?: unknown; error?: { message?: unknown } }).message ??
+      (value as { error?: { message?: unknown } }).error?.message;
+    if (typeof message === 'string') return message;
+    return JSON.stringify(value).slice(0, 300);
+  }
+  return String(value);
 }
 
 /** `error` from one model call as a RunFailure naming its class. */
@@ -114,10 +162,20 @@ export function toRunFailure(error: unknown, ctx: ProviderContext): RunFailure {
     );
   }
   if (error instanceof CallTimeoutError) {
-    return new RunFailure('provider_transient', `${where}: ${error.message}`, {
+    return new RunFailure('instruction_timeout', `${where}: ${error.message}`, {
       ...base,
       timeout_ms: error.timeoutMs,
+      received_chars: error.receivedChars,
     });
+  }
+  if (error instanceof StreamBrokenError) {
+    return new RunFailure('stream_transport_failed', `${where}: ${error.message}`, {
+      ...base,
+      received_chars: error.receivedChars,
+    });
+  }
+  if (error instanceof StreamErrorEvent) {
+    return new RunFailure('provider_transient', `${where}: ${error.message}`, base);
   }
   if (APICallError.isInstance(error)) {
     const status = error.statusCode;

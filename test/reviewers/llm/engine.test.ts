@@ -386,14 +386,14 @@ describe('provider failures, by name', () => {
     expect(double.requests).toHaveLength(2);
   });
 
-  it('fails a call that outlives its time limit as transient', async () => {
+  it('fails a call whose model sends nothing within its time limit as instruction_timeout', async () => {
     double.enqueue(answers.delay(5000, answers.findings([])));
     const started = Date.now();
     const error = await failure(
       review({ callTimeoutMs: 200, retry: { ...FAST_RETRY, transientRetries: 0 } }),
     );
-    expect(error.code).toBe('provider_transient');
-    expect(error.details).toMatchObject({ timeout_ms: 200 });
+    expect(error.code).toBe('instruction_timeout');
+    expect(error.details).toMatchObject({ timeout_ms: 200, received_chars: 0 });
     expect(Date.now() - started).toBeLessThan(3000);
   });
 

@@ -13,6 +13,7 @@ import { Engine } from './engine/engine';
 import { knowledgeRefreshHandler } from './engine/kinds/knowledge-refresh';
 import { followedByScorecard, quickActionHandler, scorecardHandler } from './engine/kinds/scorecard';
 import { setupHandler } from './engine/kinds/setup';
+import { expireLeasesOfDeadProcesses } from './engine/sweeper';
 import { registerPullRequestHandlers } from './github/pull-request-handlers';
 import { webhookTaskHandler } from './github/webhooks';
 import type { Services } from './operations/services';
@@ -71,6 +72,8 @@ export async function createServices(config: Config, options: ServiceOptions = {
       note: (message) => logger.warn(message),
     }));
   await migrate(db);
+  // A database this process opened itself, embedded: runs left running died with their process.
+  if (!options.db) await expireLeasesOfDeadProcesses(db);
   const workspaceId = await ensureWorkspace(db);
   await seedCatalogReviewers(db, workspaceId, config.env);
   const mintBootstrap = () => bootstrapKey(db, workspaceId, config.bootstrapKey);

@@ -16,12 +16,14 @@ export async function watchCommand(config: Config, logger: Logger): Promise<void
   // Loaded here, so `svc comment` (same module) never loads the service.
   const { LocalWatcher, watchIntervalMs } = await import('../automation/local-watch');
   const { Worker } = await import('../engine/worker');
+  const { expireLeasesOfDeadProcesses } = await import('../engine/sweeper');
   const { createEngine } = await import('../main');
   const { openDatabase } = await import('../storage/database');
   const { migrate } = await import('../storage/migrate');
   const intervalMs = watchIntervalMs(config.env);
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(db);
+  await expireLeasesOfDeadProcesses(db);
   const { engine, codeHosts } = createEngine(config, db, logger);
   const watcher = new LocalWatcher({ db, engine, codeHosts }, { logger, intervalMs });
   const worker = config.runWorker ? new Worker(engine, { concurrency: config.workerConcurrency }) : null;

@@ -8,6 +8,7 @@
  */
 import type { Logger } from 'pino';
 import type { Config } from '../config';
+import { expireLeasesOfDeadProcesses } from '../engine/sweeper';
 import { Worker } from '../engine/worker';
 import { createEngine } from '../main';
 import { openDatabase } from '../storage/database';
@@ -16,6 +17,7 @@ import { migrate } from '../storage/migrate';
 export async function workerCommand(config: Config, logger: Logger): Promise<void> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await migrate(db);
+  await expireLeasesOfDeadProcesses(db);
   const { engine } = createEngine(config, db, logger);
   const worker = new Worker(engine, { concurrency: config.workerConcurrency });
   await worker.start();

@@ -2,8 +2,9 @@
  * `kill -9` of an embedded-mode `svc serve` in the middle of a review, then a restart on the same
  * data directory, with real processes: the review's model reviewer waits on a provider double
  * that stalls its answer, so the run is certainly mid-flight when the process dies. The next
- * start takes the dead process's data-dir lock over, the killed run ends by name
- * (`run_invocation_died`, never `unknown`, never left running), one replacement run executes and
+ * start takes the dead process's data-dir lock over, the killed run ends by name at once, without
+ * waiting out its lease (`run_invocation_died`, never `unknown`, never left running), one
+ * replacement run executes and
  * completes, and what was there before (the project, the keys, an earlier review and its
  * findings) reads the same.
  */
@@ -52,8 +53,9 @@ describe('embedded mode: kill -9 mid-review, then a restart on the same data dir
       SVC_BOOTSTRAP_KEY: KEY,
       SVC_LLM_COMPAT_URL: double.baseURL,
       SVC_LLM_COMPAT_API_KEY: 'test',
-      // A short lease: the restarted process's sweeper notices the dead run within seconds.
-      SVC_LEASE_MS: '2000',
+      // A lease far longer than the test: the restart must end the dead run because the lock
+      // proves its process gone, not because its lease ran out.
+      SVC_LEASE_MS: '600000',
       SVC_HEARTBEAT_MS: '300',
       SVC_POLL_MS: '200',
     });

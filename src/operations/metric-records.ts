@@ -117,7 +117,11 @@ export const metricWriteBody = z.strictObject({
   // a record is replaced, never blanked.
   value: z
     .unknown()
-    .refine((v) => v !== undefined && v !== null, { message: 'value is required and cannot be null' })
+    // `abort`: without it the size check below still runs on a missing value, and throws.
+    .refine((v) => v !== undefined && v !== null, {
+      message: 'value is required and cannot be null',
+      abort: true,
+    })
     .refine((v) => JSON.stringify(v).length <= MAX_VALUE_BYTES, {
       message: `value is over ${MAX_VALUE_BYTES} bytes of JSON`,
     })
@@ -191,6 +195,7 @@ export const operations = [
     body: metricWriteBody,
     response: metricRecord,
     status: 201,
+    alternateStatus: 200,
     handler: async ({ body }, ctx) => {
       const { projectId, workspaceId } = projectRef(ctx);
       const now = new Date();

@@ -21,6 +21,15 @@ import { OPERATIONS } from '../../src/operations';
 import { fastifyPath, isWrite, type Operation, toolInputSchema } from '../../src/operations/registry';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, makeRepo, makeReposDir } from '../helpers/git';
+import {
+  deepArrayText,
+  deepObjectText,
+  LONG,
+  OTHER_ENCODED,
+  UNSAFE_ENCODED,
+  UNSAFE_STRINGS,
+  WRONG_TYPES,
+} from '../helpers/hostile-values';
 
 // ---------------------------------------------------------------------------------------------
 // JSON Schema walking: a valid-looking sample, and every place a value can go.
@@ -195,48 +204,6 @@ function withValue(base: unknown, place: Place, value: unknown, root: Schema): u
   });
   return copy;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Hostile values.
-
-/** Must be 400 validation_failed wherever they are. */
-const UNSAFE_STRINGS: [string, string][] = [
-  ['NUL', 'a\u0000b'],
-  ['lone high surrogate', 'a\ud800b'],
-  ['lone low surrogate', '\udc00'],
-];
-/** Must never be a 5xx. */
-const LONG = 'x'.repeat(10_000);
-const WRONG_TYPES: [string, unknown][] = [
-  ['10k-character string', LONG],
-  ['huge number', 1e308],
-  ['negative number', -1],
-  ['boolean', true],
-  ['null', null],
-  ['array', ['x']],
-  ['object', { x: 'y' }],
-];
-const deepObjectText = (depth: number) => `${'{"a":'.repeat(depth)}"bottom"${'}'.repeat(depth)}`;
-const deepArrayText = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;
-
-/** Percent-encoded path/query values: the unsafe ones (400 validation_failed), then the rest. */
-const UNSAFE_ENCODED: [string, string][] = [
-  ['encoded NUL', 'a%00b'],
-  ['encoded high surrogate (CESU-8)', '%ED%A0%80'],
-  ['encoded low surrogate (CESU-8)', 'x%ED%B0%80'],
-  ['overlong NUL', '%C0%80'],
-  ['truncated UTF-8', '%E2%82'],
-];
-const OTHER_ENCODED: [string, string][] = [
-  ['10k characters', LONG],
-  ['__proto__', '__proto__'],
-  ['dot-dot', '..'],
-  ['encoded slash', 'a%2F..%2Fb'],
-  ['astral', encodeURIComponent('🚀')],
-  ['bad escape', '%zz'],
-  ['negative', '-1'],
-  ['huge', '1e309'],
-];
 
 // ---------------------------------------------------------------------------------------------
 

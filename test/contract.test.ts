@@ -11,12 +11,15 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { API_ERROR_STATUS } from '../src/core/errors';
+import { PUBLIC_ROUTES } from '../src/http/openapi-http';
 import { MCP_PATH } from '../src/mcp/http';
 import { OPERATIONS } from '../src/operations';
 import { contractHash } from '../src/operations/contract';
 import { EXTENSION_TOOLS } from '../src/operations/extensions';
 import { fastifyPath, type Operation } from '../src/operations/registry';
 import { bearer, createTestApp, type TestApp } from './helpers/app';
+import { contractValidator, type ObservedResponse } from './helpers/response-contract';
 
 const SPEC_FILE = join(process.cwd(), 'spec', 'code-review-service-api.md');
 const SHARED_SPEC_FILE = join(process.cwd(), '..', 'shared', 'spec', 'code-review-service-api.md');
@@ -175,6 +178,51 @@ describe('the contract hash', () => {
   });
 });
 
+type Json = Record<string, unknown>;
+interface DocParameter {
+  in: string;
+  name: string;
+  required?: boolean;
+  description?: string;
+  schema?: Json;
+}
+interface DocResponse {
+  headers?: Record<string, unknown>;
+  content?: Record<string, { schema: unknown }>;
+}
+interface DocOperation {
+  operationId?: string;
+  parameters?: (DocParameter | { $ref: string })[];
+  responses: Record<string, DocResponse | { $ref: string }>;
+  security?: unknown;
+  'x-svc-status'?: string;
+}
+// biome-ignore lint/suspicious/noExplicitAny: the served document, read by the tests
+type Doc = any;
+
+async function openApi(t: TestApp): Promise<Doc> {
+  return (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
+}
+
+/** The object a local `$ref` (`#/components/...`) points at, or `value` itself. */
+function deref<T>(doc: Doc, value: T | { $ref: string }): T {
+  if (value && typeof value === 'object' && '$ref' in value) {
+    return value.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((node: Doc, part: string) => node?.[part], doc) as T;
+  }
+  return value as T;
+}
+
+const documented = (doc: Doc, op: Operation) => doc.paths[op.path][op.method.toLowerCase()] as DocOperation;
+const parametersOf = (doc: Doc, op: Operation) =>
+  (documented(doc, op).parameters ?? []).map((p) => deref<DocParameter>(doc, p));
+const responseOf = (doc: Doc, op: Operation, status: number) => {
+  const response = documented(doc, op).responses[String(status)];
+  return response ? deref<DocResponse>(doc, response) : undefined;
+};
+
 describe('routes, OpenAPI, tool catalog and MCP tools', () => {
   let t: TestApp;
   let baseUrl: string;
@@ -198,54 +246,203 @@ describe('routes, OpenAPI, tool catalog and MCP tools', () => {
     const validation = await new Validator().validate(doc);
     expect(validation.errors ?? []).toEqual([]);
     expect(validation.valid).toBe(true);
-    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
 
     const documented: string[] = [];
-    for (const [path, item] of Object.entries(
-      doc.paths as Record<string, Record<string, { operationId?: string }>>,
-    )) {
+    for (const [path, item] of Object.entries(doc.paths as Record<string, Record<string, DocOperation>>)) {
       for (const [method, operation] of Object.entries(item)) {
-        if (operation?.operationId)
+        if (operation.operationId && !PUBLIC_ROUTES[path]?.[method])
           documented.push(`${method.toUpperCase()} ${path} ${operation.operationId}`);
       }
     }
     expect(sorted(documented)).toEqual(sorted(OPERATIONS.map((op) => `${op.method} ${op.path} ${op.tool}`)));
   });
 
-  it('documents the headers each operation reads, its error statuses with the envelope, and its response headers', async () => {
-    const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
-    type Param = { in: string; name: string; required?: boolean };
-    type Documented = {
-      parameters?: Param[];
-      responses: Record<
-        string,
-        { headers?: Record<string, unknown>; content?: Record<string, { schema: unknown }> }
-      >;
-      'x-svc-status'?: string;
-    };
-    const documented = (op: Operation) => doc.paths[op.path][op.method.toLowerCase()] as Documented;
-    const headersOf = (op: Operation) =>
-      new Map((documented(op).parameters ?? []).filter((p) => p.in === 'header').map((p) => [p.name, p]));
+  it('asks for the bearer key on every operation, and on none of the public routes', async () => {
+    const doc = await openApi(t);
+    expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(doc.security).toEqual([{ bearer: [] }]);
+    for (const op of OPERATIONS) expect(documented(doc, op).security, op.tool).toEqual([{ bearer: [] }]);
+
+    const publicPaths = Object.entries(PUBLIC_ROUTES).flatMap(([path, item]) =>
+      Object.keys(item).map((method) => ({ path, method })),
+    );
+    expect(publicPaths.map((r) => r.path)).toEqual(
+      expect.arrayContaining(['/healthz', '/api/v1/openapi.json', '/api/v1/tools']),
+    );
+    for (const { path, method } of publicPaths) {
+      expect(doc.paths[path]?.[method]?.security, path).toEqual([]);
+      expect(t.app.hasRoute({ method: method.toUpperCase() as 'GET', url: path }), path).toBe(true);
+      // Documented as keyless, and so it is.
+      const res = await t.app.inject({ method: method.toUpperCase() as 'GET', url: path });
+      expect(res.statusCode, path).toBe(200);
+    }
+    const refused = await t.app.inject({ method: 'GET', url: '/api/v1/projects' });
+    expect(refused.statusCode).toBe(401);
+  });
+
+  it('documents the headers each operation reads', async () => {
+    const doc = await openApi(t);
     for (const op of OPERATIONS) {
-      const headers = headersOf(op);
-      const responses = documented(op).responses;
+      const headers = new Map(
+        parametersOf(doc, op)
+          .filter((p) => p.in === 'header')
+          .map((p) => [p.name.toLowerCase(), p]),
+      );
       expect(headers.has('project-id'), op.tool).toBe(op.scope === 'project');
       expect(headers.has('idempotency-key'), op.tool).toBe(op.method !== 'GET' && op.scope !== 'public');
       expect(headers.get('if-match')?.required ?? false, op.tool).toBe(op.ifMatch === true);
-      expect(Object.keys(responses), op.tool).toEqual(expect.arrayContaining(['400', '500']));
-      if (op.scope !== 'public') expect(responses['401'], op.tool).toBeDefined();
-      if (op.ifMatch) expect(Object.keys(responses), op.tool).toEqual(expect.arrayContaining(['412', '428']));
-      expect(documented(op)['x-svc-status'], op.tool).toBe(op.notImplemented ? 'not_implemented' : undefined);
+      // Authorization is the security scheme, not a parameter (OpenAPI ignores one named so).
+      expect(headers.has('authorization'), op.tool).toBe(false);
     }
-    const settingsUpdate = OPERATIONS.find((op) => op.ifMatch) as Operation;
-    const error = documented(settingsUpdate).responses['412']?.content?.['application/json']?.schema as {
-      properties: { error: { required: string[] } };
-    };
-    expect(error.properties.error.required).toEqual(['code', 'message', 'request_id']);
-    const create = OPERATIONS.find((op) => op.tool === 'projects_create') as Operation;
-    expect(Object.keys(documented(create).responses[String(create.status)]?.headers ?? {})).toContain(
-      'idempotent-replayed',
+    const create = OPERATIONS.find((op) => op.tool === 'reviews_create') as Operation;
+    expect(parametersOf(doc, create).find((p) => p.name === 'Idempotency-Key')?.schema).toMatchObject({
+      type: 'string',
+      maxLength: 255,
+    });
+  });
+
+  it('documents limit and cursor, with their schemas, on every list', async () => {
+    const doc = await openApi(t);
+    const lists = OPERATIONS.filter((op) => {
+      const schema = responseOf(doc, op, op.status ?? 200)?.content?.['application/json']?.schema as
+        | { properties?: Record<string, unknown> }
+        | undefined;
+      return schema?.properties?.next_cursor !== undefined;
+    });
+    // Every `GET /<collection>` is a list; and a list is what answers `next_cursor`.
+    const collections = OPERATIONS.filter((op) => op.method === 'GET' && op.tool.endsWith('_list'));
+    expect(lists.length).toBeGreaterThanOrEqual(collections.length);
+    for (const op of collections) expect(lists, op.tool).toContain(op);
+    // The one list that is never paged: a workspace has a handful of installations, all answered
+    // at once, so it takes no `limit` or `cursor` and its `next_cursor` is always null.
+    const unpaged = await t.app.inject({
+      method: 'GET',
+      url: '/api/v1/installations',
+      headers: bearer(t.workspaceKey),
+    });
+    expect(unpaged.json().next_cursor).toBeNull();
+    for (const op of lists.filter((o) => o.tool !== 'installations_list')) {
+      const query = new Map(
+        parametersOf(doc, op)
+          .filter((p) => p.in === 'query')
+          .map((p) => [p.name, p]),
+      );
+      // 1-200, default 50, on every collection; a list of bigger items may page smaller (a diff's files).
+      expect(query.get('limit')?.schema, op.tool).toMatchObject({
+        type: 'integer',
+        minimum: 1,
+        maximum: expect.any(Number),
+        default: expect.any(Number),
+      });
+      if (collections.includes(op))
+        expect(query.get('limit')?.schema, op.tool).toMatchObject({ maximum: 200, default: 50 });
+      expect(query.get('cursor')?.schema, op.tool).toMatchObject({ type: 'string' });
+      expect(query.get('cursor')?.description, op.tool).toContain('next_cursor');
+      const schema = responseOf(doc, op, 200)?.content?.['application/json']?.schema as {
+        required: string[];
+        properties: { next_cursor: unknown; data: { type: string } };
+      };
+      expect(schema.required, op.tool).toEqual(expect.arrayContaining(['object', 'data', 'next_cursor']));
+      expect(schema.properties.data.type, op.tool).toBe('array');
+      expect(schema.properties.next_cursor, op.tool).toEqual({ type: ['string', 'null'] });
+    }
+  });
+
+  it('documents every status each operation can answer, errors with the envelope of their codes', async () => {
+    const doc = await openApi(t);
+    for (const op of OPERATIONS) {
+      const statuses = Object.keys(documented(doc, op).responses).map(Number);
+      const expected = [
+        op.status ?? 200,
+        ...(op.alternateStatus ? [op.alternateStatus] : []),
+        400,
+        408,
+        431,
+        500,
+        503,
+        401,
+        403,
+        ...(op.params || op.scope === 'project' || op.method !== 'GET' ? [404] : []),
+        ...(op.method !== 'GET' ? [409, 413, 415] : []),
+        ...(op.ifMatch ? [412, 428] : []),
+        ...(op.notImplemented ? [501] : []),
+      ];
+      expect(statuses.sort(), op.tool).toEqual([...new Set(expected)].sort());
+      // svc never answers 429: no rate limit is documented that does not exist.
+      expect(statuses, op.tool).not.toContain(429);
+      for (const status of statuses.filter((s) => s >= 400)) {
+        const schema = deref(doc, responseOf(doc, op, status)?.content?.['application/json']?.schema) as {
+          required: string[];
+          properties: { error: { required: string[]; properties: { code: { enum: string[] } } } };
+        };
+        expect(schema.required, `${op.tool} ${status}`).toEqual(['error']);
+        expect(schema.properties.error.required).toEqual(['code', 'message', 'request_id']);
+        const codes = Object.entries(API_ERROR_STATUS)
+          .filter(([, s]) => s === status)
+          .map(([code]) => code);
+        expect(schema.properties.error.properties.code.enum, `${op.tool} ${status}`).toEqual(codes);
+      }
+      expect(documented(doc, op)['x-svc-status'], op.tool).toBe(
+        op.notImplemented ? 'not_implemented' : undefined,
+      );
+    }
+    // A create that finds the record already there answers 200 with it, documented as such.
+    const skillImport = OPERATIONS.find((op) => op.tool === 'skills_import') as Operation;
+    expect(responseOf(doc, skillImport, 200)?.content).toEqual(responseOf(doc, skillImport, 201)?.content);
+  });
+
+  it('documents the response headers: X-Request-Id, ETag on revisioned reads and edits, Idempotent-Replayed on writes', async () => {
+    const doc = await openApi(t);
+    for (const op of OPERATIONS) {
+      const success = responseOf(doc, op, op.status ?? 200);
+      const headers = Object.keys(success?.headers ?? {});
+      expect(headers, op.tool).toContain('X-Request-Id');
+      expect(headers.includes('Idempotent-Replayed'), op.tool).toBe(op.method !== 'GET');
+      const revisioned =
+        op.ifMatch || (op.method === 'GET' && OPERATIONS.some((o) => o.ifMatch && o.path === op.path));
+      expect(headers.includes('ETag'), op.tool).toBe(Boolean(revisioned));
+      expect(Object.keys(responseOf(doc, op, 503)?.headers ?? {}), op.tool).toContain('Retry-After');
+    }
+    // What is documented is what is sent: a review's read carries its revision.
+    const reviewsGet = OPERATIONS.find((op) => op.tool === 'reviews_get') as Operation;
+    expect(Object.keys(responseOf(doc, reviewsGet, 200)?.headers ?? {})).toContain('ETag');
+  });
+
+  it('holds answers to the document: the response contract catches a wrong body, status or header', async () => {
+    const doc = await openApi(t);
+    const validator = contractValidator(doc);
+    const answer = (over: Partial<ObservedResponse>): ObservedResponse => ({
+      method: 'GET',
+      route: '/api/v1/projects/:project_id',
+      url: '/api/v1/projects/prj_1',
+      status: 404,
+      headers: { 'content-type': 'application/json; charset=utf-8', 'x-request-id': 'req_1' },
+      body: JSON.stringify({ error: { code: 'not_found', message: 'no', request_id: 'req_1' } }),
+      ...over,
+    });
+    expect(validator.check(answer({}))).toEqual([]);
+    // A 404 whose code belongs to another status.
+    expect(
+      validator.check(
+        answer({ body: JSON.stringify({ error: { code: 'conflict', message: 'x', request_id: 'r' } }) }),
+      ),
+    ).toEqual([expect.stringContaining('body does not match the 404 schema')]);
+    // A status the operation does not list.
+    expect(validator.check(answer({ status: 409 }))).toEqual([
+      expect.stringContaining('409 is not documented'),
+    ]);
+    // A header the status does not declare.
+    expect(validator.check(answer({ status: 404, headers: { ...answer({}).headers, etag: '"1"' } }))).toEqual(
+      [expect.stringContaining('header etag is sent but not documented')],
     );
+    // A success body missing a required field.
+    expect(validator.check(answer({ status: 200, body: JSON.stringify({ project: {} }) }))[0]).toContain(
+      'body does not match the 200 schema',
+    );
+    // A route outside the document still answers its errors in the envelope.
+    expect(
+      validator.check(answer({ route: undefined, url: '/nowhere', body: JSON.stringify({ message: 'x' }) })),
+    ).toEqual([expect.stringContaining('not the envelope')]);
   });
 
   it('serves the tool catalog without a key, with the contract hash the OpenAPI document carries', async () => {

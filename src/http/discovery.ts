@@ -11,7 +11,7 @@ import { mountMcp } from '../mcp/http';
 import { contractHash, toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
 import type { Services } from '../operations/services';
-import { withHttpContract } from './openapi-http';
+import { type OpenApiDocument, withHttpContract } from './openapi-http';
 
 export interface ToolDescriptor {
   name: string;
@@ -51,7 +51,6 @@ function lazy<T>(make: () => T): () => T {
 export async function mountDiscovery(app: FastifyInstance, services: Services, operations: Operation[]) {
   // Converting every operation's schemas to JSON Schema takes ~0.2 s: on first read, not at start.
   const catalog = lazy(() => toolCatalog(operations));
-  const byTool = new Map(operations.map((op) => [op.tool, op]));
   const info = {
     title: 'svc code review service API',
     version: '1',
@@ -74,14 +73,15 @@ export async function mountDiscovery(app: FastifyInstance, services: Services, o
         },
       },
     },
-    // The zod schemas, then what the handlers read and answer besides them (src/http/openapi-http.ts).
-    transform: (input) => {
-      const result = jsonSchemaTransform(input);
-      const op = byTool.get((input.schema as { operationId?: string } | undefined)?.operationId ?? '');
-      return op
-        ? { ...result, schema: withHttpContract(op, result.schema as Record<string, unknown>) }
-        : result;
-    },
+    transform: jsonSchemaTransform,
+    // Then what the handlers read and answer besides the zod schemas (src/http/openapi-http.ts).
+    transformObject: (document) =>
+      'openapiObject' in document
+        ? (withHttpContract(
+            document.openapiObject as unknown as OpenApiDocument,
+            operations,
+          ) as unknown as typeof document.openapiObject)
+        : document.swaggerObject,
   });
 
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,120 +1,394 @@
 /**
- * What the OpenAPI document says of each operation besides its zod schemas: the request
- * headers svc reads (`Project-ID`, `Idempotency-Key`, `If-Match`), the error statuses it can
- * answer with their envelope, the response headers (`ETag`, `Idempotent-Replayed`), and
- * `x-svc-status: not_implemented` (with its 501) for an operation not built yet. Added to the
- * document only: requests are still checked by the handlers, whose error codes these describe.
+ * What the OpenAPI document says of each operation besides its zod schemas: the `Authorization`
+ * it needs (the `bearer` scheme), the request headers svc reads (`Project-ID`,
+ * `Idempotency-Key`, `If-Match`), every error status it can answer with the envelope narrowed to
+ * that status's codes, the response headers (`X-Request-Id`, `ETag`, `Idempotent-Replayed`,
+ * `Retry-After`), the other success status a create may answer, and
+ * `x-svc-status: not_implemented` (with its 501) for an operation not built yet. Also the routes
+ * that are not operations but a client meets without a key (health, metrics, discovery).
+ * Added to the document only: requests are still checked by the handlers, whose answers these
+ * describe (test/helpers/response-contract.ts holds every answer the tests see to them).
  */
-import { API_ERROR_STATUS } from '../core/errors';
+import { API_ERROR_STATUS, type ApiErrorCode } from '../core/errors';
 import { isWrite, type Operation } from '../operations/registry';
 
-const errorEnvelope = {
-  type: 'object',
-  required: ['error'],
-  properties: {
-    error: {
-      type: 'object',
-      required: ['code', 'message', 'request_id'],
-      properties: {
-        code: { type: 'string', enum: Object.keys(API_ERROR_STATUS), description: 'Stable error code.' },
-        message: { type: 'string', description: 'What went wrong and what to do, for a person.' },
-        request_id: { type: 'string' },
-        details: { description: 'Structured detail where the code has some (e.g. validation issues).' },
+type Json = Record<string, unknown>;
+
+/** The parts of an OpenAPI 3.1 document this module reads and writes. */
+export interface OpenApiDocument {
+  security?: Record<string, string[]>[];
+  components?: {
+    schemas?: Record<string, Json>;
+    responses?: Record<string, Json>;
+    headers?: Record<string, Json>;
+    parameters?: Record<string, Json>;
+    securitySchemes?: Record<string, Json>;
+  };
+  paths: Record<string, Record<string, OpenApiOperation>>;
+  [key: string]: unknown;
+}
+
+export interface OpenApiOperation {
+  operationId?: string;
+  parameters?: Json[];
+  responses: Record<string, Json>;
+  security?: Record<string, string[]>[];
+  [key: string]: unknown;
+}
+
+const ref = (kind: 'schemas' | 'responses' | 'headers' | 'parameters', name: string) => ({
+  $ref: `#/components/${kind}/${name}`,
+});
+
+/** When each status is answered, for its component's description. */
+const STATUS_MEANING: Record<number, string> = {
+  400: 'The request is malformed or invalid: wrong types, unknown fields, bad JSON, a missing `Project-ID`.',
+  401: 'No key, or a key that is malformed, unknown or revoked.',
+  403: 'The key may not do this, e.g. a project-pinned key changing what the whole workspace sees.',
+  404: 'The record, or the project, does not exist for this key.',
+  408: 'The request did not arrive in full within the server timeout.',
+  409: 'A conflict with the current state; an `Idempotency-Key` reused with other arguments, or still in flight.',
+  412: '`If-Match` names a revision that is not the current one.',
+  413: 'The body is larger than the limit.',
+  415: 'The body is not `application/json`.',
+  428: '`If-Match` is missing.',
+  431: 'The request headers are larger than the server accepts.',
+  500: 'An unexpected failure; the request id names it in the logs.',
+  501: 'Not implemented yet.',
+  503: 'A dependency is unavailable (the database, the code host); retry later (`Retry-After` when known).',
+};
+
+const codesOf = (status: number) =>
+  (Object.entries(API_ERROR_STATUS) as [ApiErrorCode, number][])
+    .filter(([, s]) => s === status)
+    .map(([c]) => c);
+
+function envelopeSchema(codes: readonly string[], description: string): Json {
+  return {
+    type: 'object',
+    description,
+    required: ['error'],
+    properties: {
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'request_id'],
+        properties: {
+          code: { type: 'string', enum: codes, description: 'Stable error code.' },
+          message: { type: 'string', description: 'What went wrong and what to do, for a person.' },
+          request_id: { type: 'string', description: 'Names the request in the service logs.' },
+          details: { description: 'Structured detail where the code has some (e.g. validation issues).' },
+        },
+      },
+    },
+  };
+}
+
+const HEADERS: Record<string, Json> = {
+  RequestId: {
+    description: 'The request id (`req_…`), also in an error body and the service logs.',
+    schema: { type: 'string' },
+  },
+  RetryAfter: {
+    description: 'Seconds to wait before retrying, when the service knows.',
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+  },
+  ETag: {
+    description: 'The revision of the configuration, quoted (e.g. `"3"`); send it back as `If-Match`.',
+    schema: { type: 'string' },
+  },
+  IdempotentReplayed: {
+    description: 'Present when the answer replays an earlier request with the same `Idempotency-Key`.',
+    schema: { type: 'string', enum: ['true'] },
+  },
+};
+
+const PARAMETERS: Record<string, Json> = {
+  ProjectId: {
+    in: 'header',
+    name: 'Project-ID',
+    required: false,
+    description: 'The project (`prj_…`): required with a workspace key, implied by a project-pinned key.',
+    schema: { type: 'string', minLength: 1 },
+  },
+  IdempotencyKey: {
+    in: 'header',
+    name: 'Idempotency-Key',
+    required: false,
+    description:
+      'Makes the request safe to retry (1-255 visible characters, kept 24 h): the same key with the same arguments replays the first answer (`Idempotent-Replayed: true`); with other arguments it is 409 `idempotency_conflict`.',
+    schema: { type: 'string', minLength: 1, maxLength: 255 },
+  },
+  IfMatch: {
+    in: 'header',
+    name: 'If-Match',
+    required: true,
+    description: 'The revision being changed, quoted as the `ETag` of the read gave it (e.g. `"3"`).',
+    schema: { type: 'string' },
+  },
+};
+
+/** Statuses whose errors any request can meet, before or around its handler. */
+const ALWAYS = [400, 408, 431, 500, 503];
+
+/** The error statuses `op` can answer, from what it does. */
+export function errorStatuses(op: Operation): number[] {
+  const statuses = new Set(ALWAYS);
+  if (op.scope !== 'public') {
+    statuses.add(401);
+    statuses.add(403);
+  }
+  // A record by id, a project by header, or a record the body names (an installation, a
+  // reviewer, a project): only a workspace-wide list without parameters never answers 404.
+  if (op.scope !== 'public' && !(op.method === 'GET' && op.scope === 'workspace' && !op.params))
+    statuses.add(404);
+  if (isWrite(op)) for (const s of [409, 413, 415]) statuses.add(s);
+  if (op.ifMatch) for (const s of [412, 428]) statuses.add(s);
+  if (op.notImplemented) statuses.add(501);
+  return [...statuses].sort((a, b) => a - b);
+}
+
+/** Every error status the document names, for the components. */
+const ALL_ERROR_STATUSES = [400, 401, 403, 404, 408, 409, 412, 413, 415, 428, 431, 500, 501, 503];
+
+function components() {
+  const schemas: Record<string, Json> = {
+    Error: envelopeSchema(Object.keys(API_ERROR_STATUS), 'The error envelope every non-2xx answer carries.'),
+  };
+  const responses: Record<string, Json> = {};
+  for (const status of ALL_ERROR_STATUSES) {
+    const description = STATUS_MEANING[status] ?? '';
+    schemas[`Error${status}`] = envelopeSchema(codesOf(status), `The error envelope of a ${status}.`);
+    responses[`Error${status}`] = {
+      description: `${description} Codes: ${codesOf(status)
+        .map((c) => `\`${c}\``)
+        .join(', ')}.`,
+      headers: {
+        'X-Request-Id': ref('headers', 'RequestId'),
+        ...(status === 503 ? { 'Retry-After': ref('headers', 'RetryAfter') } : {}),
+      },
+      content: { 'application/json': { schema: ref('schemas', `Error${status}`) } },
+    };
+  }
+  return { schemas, responses, headers: HEADERS, parameters: PARAMETERS };
+}
+
+/** The read of a revisioned configuration is the GET at the path its `If-Match` edits use. */
+function carriesETag(op: Operation, operations: readonly Operation[]): boolean {
+  return (
+    op.ifMatch === true || (op.method === 'GET' && operations.some((o) => o.ifMatch && o.path === op.path))
+  );
+}
+
+function successHeaders(op: Operation, operations: readonly Operation[]): Json {
+  return {
+    'X-Request-Id': ref('headers', 'RequestId'),
+    ...(carriesETag(op, operations) ? { ETag: ref('headers', 'ETag') } : {}),
+    ...(isWrite(op) && op.scope !== 'public'
+      ? { 'Idempotent-Replayed': ref('headers', 'IdempotentReplayed') }
+      : {}),
+  };
+}
+
+const SUCCESS_MEANING: Record<number, string> = {
+  200: 'OK.',
+  201: 'Created.',
+  202: 'Accepted: the work is a task; poll it.',
+  204: 'Done; no body.',
+};
+
+function requestParameters(op: Operation): Json[] {
+  const parameters: Json[] = [];
+  if (op.scope === 'project') parameters.push(ref('parameters', 'ProjectId'));
+  if (isWrite(op) && op.scope !== 'public') parameters.push(ref('parameters', 'IdempotencyKey'));
+  if (op.ifMatch) parameters.push(ref('parameters', 'IfMatch'));
+  return parameters;
+}
+
+/** One operation's entry, completed: header parameters, every status, response headers, marker. */
+function documentOperation(entry: OpenApiOperation, op: Operation, operations: readonly Operation[]) {
+  const parameters = (entry.parameters ?? []).filter((p) => p.in !== 'header');
+  entry.parameters = [...parameters, ...requestParameters(op)];
+  if (entry.parameters.length === 0) delete entry.parameters;
+
+  const status = op.status ?? 200;
+  const success = entry.responses[String(status)] ?? {};
+  const documented: Json = {
+    ...success,
+    description:
+      success.description && success.description !== 'Default Response'
+        ? success.description
+        : (SUCCESS_MEANING[status] ?? 'Success.'),
+    headers: successHeaders(op, operations),
+  };
+  if (status === 204) delete documented.content;
+  const responses: Record<string, Json> = { [status]: documented };
+  if (op.alternateStatus)
+    responses[op.alternateStatus] = {
+      ...documented,
+      description: 'The record was already there; this is it, unchanged.',
+    };
+  for (const s of errorStatuses(op)) responses[s] = ref('responses', `Error${s}`);
+  entry.responses = responses;
+
+  entry.security = op.scope === 'public' ? [] : [{ bearer: [] }];
+  if (op.notImplemented) entry['x-svc-status'] = 'not_implemented';
+}
+
+/**
+ * Routes a client meets without a key that are not operations of the declaration (no tool):
+ * mounted in src/http/ops-routes.ts and src/http/discovery.ts. Documented here so a generated
+ * client has them and the response contract checks their answers too.
+ */
+export const PUBLIC_ROUTES: Record<string, Record<string, OpenApiOperation>> = {
+  '/healthz': {
+    get: {
+      operationId: 'service_health',
+      summary: 'Liveness: whether the process answers and its database does.',
+      tags: ['service'],
+      security: [],
+      responses: {
+        200: {
+          description: 'The process and its database answer.',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['status', 'database'],
+                properties: { status: { type: 'string', enum: ['ok'] }, database: { type: 'string' } },
+              },
+            },
+          },
+        },
+        503: {
+          description: 'The database does not answer.',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['status', 'database', 'error'],
+                properties: {
+                  status: { type: 'string', enum: ['unavailable'] },
+                  database: { type: 'string' },
+                  error: { type: 'string' },
+                },
+              },
+            },
+          },
+        },
       },
     },
   },
-} as const;
-
-/** The error statuses an operation can answer, by what it does. */
-function errorStatuses(op: Operation): Record<number, string> {
-  const statuses: Record<number, string> = {
-    400: 'The request is malformed or invalid (`validation_failed`, `invalid_json`, `project_required`).',
-    500: 'An unexpected failure (`internal`); the request id names it in the logs.',
-    503: 'A dependency is unavailable (database, code host); retry later.',
-  };
-  if (op.scope !== 'public') {
-    statuses[401] = 'No key, or a key that is unknown or revoked (`unauthenticated`).';
-    statuses[403] = 'The key may not do this (`forbidden`), e.g. a project-pinned key on a workspace change.';
-    statuses[429] = 'Too many requests (`rate_limited`).';
-  }
-  if (op.params || op.scope === 'project')
-    statuses[404] = 'The record or project does not exist for this key (`not_found`).';
-  if (isWrite(op)) {
-    statuses[409] = 'A conflict with the current state, or an Idempotency-Key reused with other arguments.';
-    statuses[413] = 'The body is larger than the limit (`payload_too_large`).';
-    statuses[415] = 'The body is not JSON (`unsupported_media_type`).';
-  }
-  if (op.ifMatch) {
-    statuses[412] = 'If-Match names a revision that is not the current one (`precondition_failed`).';
-    statuses[428] = 'If-Match is missing (`precondition_required`).';
-  }
-  if (op.notImplemented) statuses[501] = 'Not implemented yet (`not_implemented`).';
-  return statuses;
-}
-
-/** Request headers, as a JSON Schema object fastify-swagger turns into header parameters. */
-function requestHeaders(op: Operation) {
-  const properties: Record<string, { type: 'string'; description: string }> = {};
-  const required: string[] = [];
-  if (op.scope === 'project')
-    properties['project-id'] = {
-      type: 'string',
-      description: 'The project (`prj_…`); required with a workspace key, implied by a project-pinned key.',
-    };
-  if (isWrite(op) && op.scope !== 'public')
-    properties['idempotency-key'] = {
-      type: 'string',
-      description:
-        'Makes the request safe to retry: the same key with the same arguments replays the first answer (`Idempotent-Replayed: true`); with other arguments it is 409 `idempotency_conflict`.',
-    };
-  if (op.ifMatch) {
-    properties['if-match'] = {
-      type: 'string',
-      description: 'The revision being changed, quoted as the ETag of the read gave it (e.g. "3").',
-    };
-    required.push('if-match');
-  }
-  return Object.keys(properties).length > 0 ? { type: 'object', properties, required } : undefined;
-}
-
-const successHeaders = (op: Operation) => ({
-  ...(op.ifMatch || op.method === 'GET'
-    ? {
-        etag: {
-          type: 'string',
-          description: 'The revision of a revisioned configuration, where it has one.',
+  '/metrics': {
+    get: {
+      operationId: 'service_metrics',
+      summary: 'Prometheus metrics, in the text exposition format.',
+      tags: ['service'],
+      security: [],
+      responses: {
+        200: { description: 'The metrics.', content: { 'text/plain': { schema: { type: 'string' } } } },
+      },
+    },
+  },
+  '/api/v1/openapi.json': {
+    get: {
+      operationId: 'service_openapi',
+      summary: 'This document.',
+      tags: ['service'],
+      security: [],
+      responses: {
+        200: {
+          description: 'The OpenAPI 3.1 document, with `info.x-contract-hash`.',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['openapi', 'info', 'paths'],
+                properties: {
+                  openapi: { type: 'string' },
+                  info: {
+                    type: 'object',
+                    required: ['x-contract-hash'],
+                    properties: { 'x-contract-hash': { type: 'string' } },
+                  },
+                  paths: { type: 'object' },
+                },
+              },
+            },
+          },
         },
-      }
-    : {}),
-  ...(isWrite(op) && op.scope !== 'public'
-    ? {
-        'idempotent-replayed': {
-          type: 'string',
-          enum: ['true'],
-          description:
-            'Present when the answer is the replay of an earlier request with the same Idempotency-Key.',
+      },
+    },
+  },
+  '/api/v1/tools': {
+    get: {
+      operationId: 'service_tools',
+      summary: 'The tool catalog: every operation as a model tool, with its input schema.',
+      tags: ['service'],
+      security: [],
+      responses: {
+        200: {
+          description: 'The catalog and the contract hash the OpenAPI document carries.',
+          content: {
+            'application/json': {
+              schema: {
+                type: 'object',
+                required: ['tools', 'contract_hash'],
+                properties: {
+                  tools: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      required: ['name', 'description', 'method', 'path', 'input_schema'],
+                      properties: {
+                        name: { type: 'string' },
+                        description: { type: 'string' },
+                        method: { type: 'string', enum: ['GET', 'POST', 'PATCH', 'DELETE'] },
+                        path: { type: 'string' },
+                        input_schema: { type: 'object' },
+                      },
+                    },
+                  },
+                  contract_hash: { type: 'string' },
+                },
+              },
+            },
+          },
         },
-      }
-    : {}),
-});
+      },
+    },
+  },
+};
 
 /**
- * The route schema as fastify-swagger should document it: `schema` (already JSON Schema, from
- * the zod transform) with the headers, error responses and status marker of `op`.
+ * The document as fastify-swagger made it from the zod schemas, completed with what the handlers
+ * read and answer besides them. Mutates and returns `doc`.
  */
-export function withHttpContract(op: Operation, schema: Record<string, unknown>): Record<string, unknown> {
-  const response = { ...((schema.response as Record<string, Record<string, unknown>> | undefined) ?? {}) };
-  const success = String(op.status ?? 200);
-  const headers = successHeaders(op);
-  if (response[success] && Object.keys(headers).length > 0)
-    response[success] = { ...response[success], headers };
-  for (const [status, description] of Object.entries(errorStatuses(op)))
-    response[status] = { description, ...errorEnvelope };
-  const header = requestHeaders(op);
-  return {
-    ...schema,
-    ...(header ? { headers: header } : {}),
-    response,
-    ...(op.notImplemented ? { 'x-svc-status': 'not_implemented' } : {}),
+export function withHttpContract(doc: OpenApiDocument, operations: readonly Operation[]): OpenApiDocument {
+  const byTool = new Map(operations.map((op) => [op.tool, op]));
+  for (const item of Object.values(doc.paths)) {
+    for (const entry of Object.values(item)) {
+      const op = entry.operationId ? byTool.get(entry.operationId) : undefined;
+      if (op) documentOperation(entry, op, operations);
+    }
+  }
+  const added = components();
+  const existing = doc.components ?? {};
+  doc.components = {
+    ...existing,
+    schemas: { ...existing.schemas, ...added.schemas },
+    responses: { ...existing.responses, ...added.responses },
+    headers: { ...existing.headers, ...added.headers },
+    parameters: { ...existing.parameters, ...added.parameters },
   };
+  // Every operation needs the key unless it says otherwise (`security: []` on the public routes).
+  doc.security = [{ bearer: [] }];
+  for (const [path, item] of Object.entries(structuredClone(PUBLIC_ROUTES))) {
+    for (const entry of Object.values(item)) {
+      for (const response of Object.values(entry.responses))
+        response.headers = { 'X-Request-Id': ref('headers', 'RequestId') };
+      for (const s of [400, 408, 431, 500]) entry.responses[s] ??= ref('responses', `Error${s}`);
+    }
+    doc.paths[path] = { ...doc.paths[path], ...item };
+  }
+  return doc;
 }

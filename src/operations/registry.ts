@@ -62,6 +62,11 @@ export interface OperationSpec<
   response: R;
   /** Success status; default 200 (201 for creates is set by the declaration). */
   status?: 200 | 201 | 202 | 204;
+  /**
+   * The other success status the handler may choose (`ctx.setStatus`), e.g. 200 when a create
+   * finds the record already there; the OpenAPI document lists it with the same schema.
+   */
+  alternateStatus?: 200;
   /** True when the behaviour belongs to a later issue: the handler answers 501 `not_implemented`. */
   notImplemented?: boolean;
   /** True when the operation edits a revisioned configuration and requires `If-Match`. */

@@ -14,6 +14,7 @@ import { createServices } from '../../src/main';
 import type { Services } from '../../src/operations/services';
 import { tasks } from '../../src/storage/schema';
 import { createTestDatabase, type DatabaseKind } from './db';
+import { describeViolations, takeViolations, watchResponses } from './response-contract';
 
 export interface TestApp {
   app: FastifyInstance;
@@ -44,6 +45,8 @@ export async function createTestApp(
   });
   if (!started.bootstrap) throw new Error('a fresh test database should mint a bootstrap key');
   const app = await buildApp(started.services, { logger: false });
+  // Every answer the test sees is held to the served OpenAPI document; close() reports breaks.
+  watchResponses(app);
   await app.ready();
   return {
     app,
@@ -53,6 +56,8 @@ export async function createTestApp(
     async close() {
       await app.close();
       await testDb.close();
+      const { violations } = takeViolations(app);
+      if (violations.length > 0) throw new Error(describeViolations(violations));
     },
   };
 }

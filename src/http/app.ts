@@ -42,10 +42,18 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     // Node's HTTP parser raises before Fastify (431, framing, timeouts) get the envelope too.
     frameworkErrors: (error, request, reply) => sendError(reply, request, error),
     clientErrorHandler: answerClientError,
+    // Every route validates and serializes with its zod schemas. Named here, Fastify never loads
+    // its default Ajv and fast-json-stringify compilers (~0.15 s of a cold start).
+    // (Fastify types these factories for Ajv and fast-json-stringify; zod's compilers have the
+    // same call shape at run time.)
+    schemaController: {
+      compilersFactory: {
+        buildValidator: (() => validatorCompiler) as never,
+        buildSerializer: (() => serializerCompiler) as never,
+      },
+    },
   }) as unknown as FastifyInstance;
   app.server.headersTimeout = timeouts.headersMs;
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
   // Bodies are JSON only: without this, Fastify would accept text/plain bodies as strings.
   app.removeContentTypeParser('text/plain');
 

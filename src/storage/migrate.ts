@@ -1,4 +1,7 @@
 import { sql } from 'drizzle-orm';
+// Both migrators are a few lines over drizzle's own migrator and load no driver.
+import { migrate as migrateNodePg } from 'drizzle-orm/node-postgres/migrator';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import { packagePath } from '../core/install-paths';
 import type { Database } from './database';
 
@@ -10,14 +13,11 @@ const MIGRATION_LOCK = 0x57c0001;
 
 export async function migrate(db: Database): Promise<void> {
   const config = { migrationsFolder: MIGRATIONS_DIR };
-  // Each driver's migrator is loaded only for its own engine (see openDatabase).
   if (db.kind === 'pglite') {
-    const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator');
     // biome-ignore lint/suspicious/noExplicitAny: drizzle's migrators want their driver's own type
     await migratePglite(db.orm as any, config);
     return;
   }
-  const { migrate: migrateNodePg } = await import('drizzle-orm/node-postgres/migrator');
   await db.withSession(async (session) => {
     await session.execute(sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
     try {

@@ -136,7 +136,7 @@ describe('soakVerdict', () => {
 describe('interleave', () => {
   it('sends each kind exactly its weight per cycle', () => {
     const order = interleave(SOAK_MIX);
-    expect(order).toHaveLength(1000);
+    expect(order).toHaveLength(SOAK_MIX.reduce((sum, share) => sum + share.weight, 0));
     SOAK_MIX.forEach((share, i) => {
       expect(order.filter((k) => k === i)).toHaveLength(share.weight);
     });

@@ -56,6 +56,7 @@ import { buildApp } from '../src/http/app';
 import { GITHUB_WEBHOOK_PATH } from '../src/http/webhooks';
 import { createServices, type Started } from '../src/main';
 import { runs } from '../src/storage/schema';
+import { withAdmin as withAdminAt } from './pg-admin';
 import { writeSection } from './review/doc-section';
 import { measureColdStarts, renderStartSection } from './start';
 
@@ -302,15 +303,8 @@ function makeRepo(reposDir: string): void {
   });
 }
 
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+/** The admin connection at PG_ADMIN_URL. */
+const withAdmin = <T>(fn: (client: pg.Client) => Promise<T>) => withAdminAt(PG_ADMIN_URL, fn);
 
 function dbUrl(name: string): string {
   const u = new URL(PG_ADMIN_URL);

@@ -26,6 +26,7 @@ import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { gitIn, makeRepo, openPullRequest } from '../test/helpers/git';
+import { withAdmin as withAdminAt } from './pg-admin';
 import { writeSection } from './review/doc-section';
 import { driveLoad, type LoadResult, type LoadWindow, type SoakRequest, type Tally } from './soak-load';
 import { interleave, SOAK_MIX } from './soak-mix';
@@ -87,15 +88,8 @@ function makeBenchRepo(reposDir: string): void {
   gitIn(repo, ['update-ref', '--stdin'], refs.join(''));
 }
 
-async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
+/** The admin connection at PG_ADMIN_URL. */
+const withAdmin = <T>(fn: (client: pg.Client) => Promise<T>) => withAdminAt(PG_ADMIN_URL, fn);
 
 // ---- setting the project up over the API -----------------------------------------------------
 

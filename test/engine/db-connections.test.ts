@@ -17,6 +17,7 @@ import { isRunFailureCode } from '../../src/core/failures';
 import { Worker } from '../../src/engine/worker';
 import { openDatabase } from '../../src/storage/database';
 import { runMessages, runs, workers } from '../../src/storage/schema';
+import { eventually } from '../faults/svc-processes';
 import { freePort } from '../helpers/net';
 import { ADMIN_URL } from '../helpers/paths';
 import { type Fixture, fixture, settled, sleep } from './helpers';
@@ -26,26 +27,6 @@ const RUNS = 300;
 
 const TERMINATE_ALL =
   'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()';
-
-/** Polls like `waitFor`, but a probe failing (its own connection was just terminated) is a "not yet". */
-async function eventually<T>(
-  probe: () => Promise<T | null | false>,
-  what: string,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: last });
-    await sleep(50);
-  }
-}
 
 describe('processes when the database drops every connection (PostgreSQL)', () => {
   let f: Fixture;

@@ -6,7 +6,7 @@
  * running, `serve` keeps answering /healthz, every LISTEN connection comes back, every run
  * completes or fails by name (never `unknown`) and no run executes twice.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +17,9 @@ import { isRunFailureCode } from '../../src/core/failures';
 import { Worker } from '../../src/engine/worker';
 import { openDatabase } from '../../src/storage/database';
 import { runMessages, runs, workers } from '../../src/storage/schema';
-import { eventually } from '../faults/svc-processes';
 import { freePort } from '../helpers/net';
 import { ADMIN_URL } from '../helpers/paths';
+import { eventually, svcProcesses } from '../helpers/svc-processes';
 import { type Fixture, fixture, settled, sleep } from './helpers';
 
 const WORKERS = 2;
@@ -32,37 +32,18 @@ describe('processes when the database drops every connection (PostgreSQL)', () =
   let f: Fixture;
   let control: pg.Client;
   let port: number;
-  const children: ChildProcess[] = [];
-  const logs = new Map<ChildProcess, string>();
+  const procs = svcProcesses();
+  const { alive } = procs;
 
-  function start(args: string[], env: Record<string, string> = {}): ChildProcess {
-    const child = spawn(process.execPath, ['bin/svc.mjs', ...args], {
-      env: {
-        ...process.env,
-        DATABASE_URL: f.tdb.url,
-        LOG_LEVEL: 'warn',
-        SVC_LEASE_MS: '3000',
-        SVC_HEARTBEAT_MS: '300',
-        SVC_POLL_MS: '5000',
-        SVC_SHUTDOWN_GRACE_MS: '1000',
-        SVC_WORKER_CONCURRENCY: '4',
-        ...env,
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    logs.set(child, '');
-    const append = (b: Buffer) => logs.set(child, (logs.get(child) ?? '') + b.toString());
-    child.stdout?.on('data', append);
-    child.stderr?.on('data', append);
-    children.push(child);
-    return child;
-  }
-
-  const alive = (c: ChildProcess) => c.exitCode === null && c.signalCode === null;
-  const exited = (child: ChildProcess) =>
-    new Promise<void>((resolve) => {
-      if (!alive(child)) resolve();
-      else child.once('exit', () => resolve());
+  const start = (args: string[], env: Record<string, string> = {}): ChildProcess =>
+    procs.start(args, {
+      DATABASE_URL: f.tdb.url as string,
+      SVC_LEASE_MS: '3000',
+      SVC_HEARTBEAT_MS: '300',
+      SVC_POLL_MS: '5000',
+      SVC_SHUTDOWN_GRACE_MS: '1000',
+      SVC_WORKER_CONCURRENCY: '4',
+      ...env,
     });
 
   async function healthz(timeoutMs = 1_000): Promise<number> {
@@ -95,7 +76,7 @@ describe('processes when the database drops every connection (PostgreSQL)', () =
       80_000,
     ).catch((error) => {
       throw new Error(
-        `${error.message}; alive: ${children.map(alive).join(', ')}; logs: ${[...logs.values()].join('\n').slice(-2_000)}`,
+        `${error.message}; alive: ${procs.all().map(alive).join(', ')}; logs: ${procs.all().map(procs.output).join('\n').slice(-2_000)}`,
       );
     });
     await eventually(
@@ -106,8 +87,7 @@ describe('processes when the database drops every connection (PostgreSQL)', () =
   }, 100_000);
 
   afterAll(async () => {
-    for (const c of children) if (alive(c)) c.kill('SIGKILL');
-    await Promise.all(children.map(exited));
+    await procs.killAll();
     await control?.end().catch(() => {});
     await f?.close();
   });
@@ -148,14 +128,17 @@ describe('processes when the database drops every connection (PostgreSQL)', () =
       'every run to end',
       45_000,
     ).catch((error) => {
-      throw new Error(`${error.message}; processes alive: ${children.map(alive).join(', ')}`, {
+      throw new Error(`${error.message}; processes alive: ${procs.all().map(alive).join(', ')}`, {
         cause: error,
       });
     });
     probing = false;
     await prober;
 
-    const dead = children.filter((c) => !alive(c)).map((c) => logs.get(c)?.slice(-2_000));
+    const dead = procs
+      .all()
+      .filter((c) => !alive(c))
+      .map((c) => procs.output(c).slice(-2_000));
     expect(dead).toEqual([]);
     expect(terminated.filter((n) => n === 0)).toEqual([]);
     expect(await healthz()).toBe(200);

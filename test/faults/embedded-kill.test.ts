@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeRepo, makeReposDir, openPullRequest } from '../helpers/git';
 import { freePort } from '../helpers/net';
 import { answers, type OpenAIDouble, startOpenAIDouble } from '../helpers/openai-double';
-import { apiClient, eventually, type SvcProcesses, svcProcesses } from './svc-processes';
+import { apiClient, eventually, type SvcProcesses, svcProcesses } from '../helpers/svc-processes';
 
 const KEY = 'svc_ws_embedded_kill_fault_test';
 const UNSAFE = [

@@ -24,7 +24,7 @@ import {
   type SvcProcesses,
   sleep,
   svcProcesses,
-} from './svc-processes';
+} from '../helpers/svc-processes';
 
 const KEY = 'svc_ws_postgres_restart_fault_test';
 /** How soon after PostgreSQL accepts connections again every request must succeed. */

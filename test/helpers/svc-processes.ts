@@ -1,5 +1,5 @@
 /**
- * Real `svc` processes for the fault tests: started from the compiled build (bin/svc.mjs), their
+ * Real `svc` processes for the process and fault tests: started from the compiled build (bin/svc.mjs), their
  * output kept for a failing test's message, and killed at the end whatever happened.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -11,6 +11,8 @@ export interface SvcProcesses {
   /** Starts `svc <args>` with the test's environment on top of this process's. */
   start(args: string[], env: Record<string, string>): ChildProcess;
   alive(child: ChildProcess): boolean;
+  /** Every process started, in order. */
+  all(): readonly ChildProcess[];
   /** What the process wrote to stdout and stderr so far. */
   output(child: ChildProcess): string;
   /** Resolves once the process has exited. */
@@ -44,6 +46,7 @@ export function svcProcesses(): SvcProcesses {
       return child;
     },
     alive,
+    all: () => children,
     output: (c) => logs.get(c) ?? '',
     exited,
     tails(chars = 1_500) {

@@ -5,11 +5,11 @@
  */
 import { createServer } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunFailure } from '../../../src/core/failures';
 import { type LlmReviewerOptions, runLlmReviewer } from '../../../src/reviewers/llm/engine';
 import type { ReviewerResult } from '../../../src/reviewers/types';
 import { type Answer, answers, type OpenAIDouble, startOpenAIDouble } from '../../helpers/openai-double';
 import { addedFile, appFile, file, hunk, reviewInput } from './diff-fixtures';
+import { failure } from './run-failure';
 
 let double: OpenAIDouble;
 let expectRejections = false;
@@ -45,16 +45,6 @@ function review(overrides: Partial<LlmReviewerOptions> = {}): Promise<ReviewerRe
     retry: FAST_RETRY,
     ...overrides,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<RunFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof RunFailure) return error;
-    throw error;
-  }
-  throw new Error('expected the review to fail');
 }
 
 const finding = (over: Record<string, unknown> = {}) => ({

@@ -5,11 +5,11 @@
  * token), redacted of secrets.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { RunFailure } from '../../../src/core/failures';
 import { type LlmReviewerOptions, runLlmReviewer } from '../../../src/reviewers/llm/engine';
 import type { ModelTranscript, ReviewerResult } from '../../../src/reviewers/types';
 import { answers, type OpenAIDouble, startOpenAIDouble } from '../../helpers/openai-double';
 import { file, hunk, reviewInput } from './diff-fixtures';
+import { failure } from './run-failure';
 
 let double: OpenAIDouble;
 
@@ -37,16 +37,6 @@ function review(overrides: Partial<LlmReviewerOptions> = {}): Promise<ReviewerRe
     retry: NO_RETRY,
     ...overrides,
   });
-}
-
-async function failure(promise: Promise<unknown>): Promise<RunFailure> {
-  try {
-    await promise;
-  } catch (error) {
-    if (error instanceof RunFailure) return error;
-    throw error;
-  }
-  throw new Error('expected the review to fail');
 }
 
 const ANSWER = JSON.stringify({

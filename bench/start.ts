@@ -116,8 +116,24 @@ const sorted = (xs: number[]) => [...xs].sort((a, b) => a - b);
 const median = (xs: number[]) => sorted(xs)[Math.floor(xs.length / 2)] ?? Number.NaN;
 const ms = (x: number) => `${Math.round(x).toLocaleString('en-US')} ms`;
 
+/**
+ * Node's own start and exit (`node -e 0`): the floor under every case, and a reading of how fast
+ * the machine is that day, so figures from different days can be compared (the same build
+ * has measured 2.2× apart on two days of the same CPU model).
+ */
+async function bareNodeCase(): Promise<StartCase> {
+  const ms: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+    await new Promise((resolve) => child.on('exit', resolve));
+    ms.push(performance.now() - started);
+  }
+  return { name: 'Node itself (`node -e 0`), for scale', target: null, ms };
+}
+
 export async function measureColdStarts(): Promise<StartCase[]> {
-  return [...(await embeddedCases()), await postgresCase()];
+  return [await bareNodeCase(), ...(await embeddedCases()), await postgresCase()];
 }
 
 export function renderStartSection(cases: StartCase[]): string {

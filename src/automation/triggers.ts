@@ -15,7 +15,7 @@ import type { AnnouncedReview } from '../review/run-review';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { setReviewStatus } from '../storage/review-status';
-import { projects, pullRequests, reviewResults, runs } from '../storage/schema';
+import { type PullRequestState, projects, pullRequests, reviewResults, runs } from '../storage/schema';
 import { type CheckTarget, checkQueued, checkSkipped, findCheck } from './check';
 
 export interface AutomationDeps {
@@ -32,6 +32,11 @@ export interface PullRequestEvent {
   title: string;
   draft: boolean;
   merged: boolean;
+  /**
+   * The pull request is closed (GitHub's `state`), which any action can report: a closed pull
+   * request can still be labelled or edited. Absent: closed exactly when the action is `closed`.
+   */
+  closed?: boolean;
   headRef: string | null;
   headSha: string;
   baseRef: string | null;
@@ -87,7 +92,10 @@ async function upsertPullRequest(
   projectId: string,
   event: PullRequestEvent,
 ) {
+  const closed = event.closed ?? event.action === 'closed';
+  const state: PullRequestState = event.merged ? 'merged' : closed ? 'closed' : 'open';
   const fields = {
+    state,
     title: event.title,
     author: event.author,
     draft: event.draft,

@@ -41,6 +41,7 @@ async function pullRequest(ctx: WebhookContext): Promise<WebhookOutcome> {
     title: str(pr.title) ?? '',
     draft: pr.draft === true,
     merged: pr.merged === true || Boolean(str(pr.merged_at)),
+    closed: str(pr.state) === 'closed',
     headRef: str(obj(pr.head)?.ref) ?? null,
     headSha,
     baseRef: str(obj(pr.base)?.ref) ?? null,

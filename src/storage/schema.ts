@@ -223,6 +223,9 @@ export const events = pgTable(
   (t) => [index('events_object_idx').on(t.objectType, t.objectId, t.createdAt)],
 );
 
+/** Where a pull request stands on its code host, as the host last said. */
+export type PullRequestState = 'open' | 'closed' | 'merged';
+
 /** A pull request svc has seen, with its review state (the spec's pull request row). */
 export const pullRequests = pgTable(
   'pull_requests',
@@ -236,7 +239,7 @@ export const pullRequests = pgTable(
     title: text('title').notNull().default(''),
     author: text('author'),
     draft: boolean('draft').notNull().default(false),
-    state: text('state').notNull().default('open'),
+    state: text('state').$type<PullRequestState>().notNull().default('open'),
     baseRef: text('base_ref'),
     headRef: text('head_ref'),
     baseSha: text('base_sha'),

@@ -20,7 +20,7 @@ import {
 import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
 import { Worker } from '../../src/engine/worker';
-import { checkRuns, findings, plans, tasks } from '../../src/storage/schema';
+import { checkRuns, findings, plans, projects, tasks } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
@@ -302,6 +302,29 @@ describe('pull request automation on the local host', () => {
       repoArtifactPath: 'docs/plans/search.md',
       targetOutcome: 'Find things fast.',
     });
+  });
+
+  it('records a pull request closed without merging as closed, reopened as open, and counts no merge', async () => {
+    gitIn(repo, ['update-ref', 'refs/pull/40/head', 'feature']);
+    const stateOf = async () =>
+      (await t.app.inject({ method: 'GET', url: '/api/v1/pull-requests?number=40', headers })).json().data[0]
+        ?.state;
+    const merges = async () =>
+      (await t.services.db.orm.select({ n: projects.mergesSinceStudy }).from(projects))[0]?.n;
+    await onPullRequestEvent(deps, event({ number: 40, action: 'labeled' }));
+    expect(await stateOf()).toBe('open');
+    const mergesBefore = await merges();
+    const closed = await onPullRequestEvent(deps, event({ number: 40, action: 'closed' }));
+    expect(closed).toMatchObject({ outcome: 'ignored', reason: 'closed without merging' });
+    expect(await stateOf()).toBe('closed');
+    expect(await merges()).toBe(mergesBefore);
+    // GitHub keeps sending events about a closed pull request (labels, edits): it stays closed.
+    await onPullRequestEvent(deps, event({ number: 40, action: 'labeled', closed: true }));
+    expect(await stateOf()).toBe('closed');
+    const reopened = await onPullRequestEvent(deps, event({ number: 40, action: 'reopened' }));
+    expect(reopened.outcome).toBe('review_started');
+    expect(await stateOf()).toBe('open');
+    await settle();
   });
 
   it('starts a study pass on the tenth merge', async () => {

@@ -320,6 +320,14 @@ describe('svc review', { timeout: 120_000 }, () => {
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/work\.json is not valid JSON/);
   });
+
+  it('exits 3 naming git when git is not on the PATH, not as a folder outside a repository', async () => {
+    const repo = repoWithBranch();
+    const result = await review(repo, [], { PATH: join(repo, 'no-such-bin') });
+    expect(result.code).toBe(3);
+    expect(result.stderr).toMatch(/git is not installed or not on the PATH/);
+    expect(result.stderr).not.toMatch(/not inside a git repository/);
+  });
 });
 
 describe('svc review with a model provider', { timeout: 120_000 }, () => {

@@ -3,7 +3,6 @@
  * branch against its merge base with the default branch (origin/HEAD, else main or master, else
  * the configured init.defaultBranch), plus uncommitted changes when asked.
  */
-import { execFile } from 'node:child_process';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -120,13 +119,9 @@ export async function uncommittedPaths(dir: string): Promise<string[]> {
 export async function workTreeSnapshot(repo: Repository): Promise<string> {
   const temp = await mkdtemp(join(tmpdir(), 'svc-index-'));
   const index = join(temp, 'index');
-  const env = { ...process.env, GIT_INDEX_FILE: index };
-  const run = (args: string[]) =>
-    new Promise<string>((done, reject) => {
-      execFile('git', args, { cwd: repo.dir, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) =>
-        error ? reject(new Error(`git ${args[0]} failed: ${stderr.trim() || error.message}`)) : done(stdout),
-      );
-    });
+  // Through gitBuffer, like every other git call: the same time limit and missing-git naming.
+  const run = async (args: string[]) =>
+    (await gitBuffer(repo.dir, args, undefined, { GIT_INDEX_FILE: index })).toString('utf8');
   try {
     const realIndex = (await git(repo.dir, ['rev-parse', '--git-path', 'index'])).trim();
     const copied = await copyFile(resolve(repo.dir, realIndex), index).then(

@@ -220,7 +220,12 @@ export const events = pgTable(
     actor: text('actor'),
     createdAt: createdAt(),
   },
-  (t) => [index('events_object_idx').on(t.objectType, t.objectId, t.createdAt)],
+  (t) => [
+    index('events_object_idx').on(t.objectType, t.objectId, t.createdAt),
+    // The timeline and unread counts read a workspace's newest events first: without this
+    // they sorted every event of the workspace (31 ms at 400k events on PostgreSQL, 0.2 ms with it).
+    index('events_workspace_time_idx').on(t.workspaceId, t.createdAt, t.id),
+  ],
 );
 
 /** Where a pull request stands on its code host, as the host last said. */

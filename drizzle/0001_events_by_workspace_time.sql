@@ -1,0 +1,1 @@
+CREATE INDEX "events_workspace_time_idx" ON "events" USING btree ("workspace_id","created_at","id");

@@ -15,11 +15,8 @@ import {
   type RunFailureCode,
 } from '../../src/core/failures';
 
-/**
- * Where each produced class is raised (src/...), and the test that makes it happen (null: none
- * yet, see the notes of issue 12).
- */
-const PRODUCERS: Partial<Record<RunFailureCode, { files: string[]; test: string | null }>> = {
+/** Where each produced class is raised (src/...), and the test that makes it happen. */
+const PRODUCERS: Partial<Record<RunFailureCode, { files: string[]; test: string }>> = {
   provider_transient: { files: ['reviewers/llm/errors.ts'], test: 'test/reviewers/llm/engine.test.ts' },
   provider_terminal: { files: ['reviewers/llm/errors.ts'], test: 'test/reviewers/llm/engine.test.ts' },
   provider_rate_limited: { files: ['reviewers/llm/errors.ts'], test: 'test/reviewers/llm/engine.test.ts' },
@@ -51,7 +48,10 @@ const PRODUCERS: Partial<Record<RunFailureCode, { files: string[]; test: string 
   project_run_mode_unreadable: { files: ['engine/brakes.ts'], test: 'test/engine/engine.test.ts' },
   spend_cap_reached: { files: ['engine/brakes.ts'], test: 'test/engine/engine.test.ts' },
   budget_exceeded: { files: ['engine/brakes.ts'], test: 'test/engine/engine.test.ts' },
-  skill_instance_not_found: { files: ['review/execute-reviewer.ts'], test: null },
+  skill_instance_not_found: {
+    files: ['review/execute-reviewer.ts'],
+    test: 'test/engine/tool-failures.test.ts',
+  },
   task_auto_paused_repeat_failure: { files: ['engine/frames.ts'], test: 'test/engine/engine.test.ts' },
   unknown: { files: ['engine/worker.ts'], test: 'test/engine/engine.test.ts' },
 };
@@ -92,10 +92,8 @@ describe('run failure classes', () => {
       expect(text.get(file), `src/${file} does not name ${code}`).toMatch(quoted(code));
     }
     expect(RUN_FAILURE_REMEDY[code as RunFailureCode].length).toBeGreaterThan(20);
-    if (producer?.test) {
-      const test = readFileSync(join(import.meta.dirname, '../..', producer.test), 'utf8');
-      expect(test, `${producer.test} does not name ${code}`).toMatch(quoted(code));
-    }
+    const test = readFileSync(join(import.meta.dirname, '../..', producer?.test ?? ''), 'utf8');
+    expect(test, `${producer?.test} does not name ${code}`).toMatch(quoted(code));
   });
 
   it.each(Object.entries(RUN_FAILURES_NOT_APPLICABLE))(

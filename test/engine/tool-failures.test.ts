@@ -1,8 +1,9 @@
 /**
- * A review whose git is missing or hangs, on a real repository and a real worker: the run fails
- * `missing_expected_tool` (git not on the PATH) or `tool_timeout` (git past SVC_GIT_TIMEOUT_MS),
- * never an unreadable repository or `unknown`, and the transcript's note names the code and its
- * remedy. Both change this process's environment while one review runs, so the tests run in turn.
+ * A review that cannot get what it runs, on a real repository and a real worker: the run fails
+ * `missing_expected_tool` (git not on the PATH), `tool_timeout` (git past SVC_GIT_TIMEOUT_MS) or
+ * `skill_instance_not_found` (a reviewer whose skill this svc no longer ships), never an
+ * unreadable repository or `unknown`, and the transcript's note names the code and its remedy.
+ * The git tests change this process's environment while one review runs, so the tests run in turn.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +11,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RUN_FAILURE_REMEDY, type RunFailureCode } from '../../src/core/failures';
 import { Worker } from '../../src/engine/worker';
+import { RULES_PIN } from '../../src/operations/reviewers';
+import { reviewers } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
@@ -36,7 +39,7 @@ describe('a review whose git fails', () => {
   });
 
   /** Runs one review with `env` set in this process, and returns its status read and transcript. */
-  async function reviewWith(env: Record<string, string>) {
+  async function reviewWith(env: Record<string, string>, reviewerIds = ['security']) {
     const saved = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
     Object.assign(process.env, env);
     try {
@@ -44,7 +47,7 @@ describe('a review whose git fails', () => {
         method: 'POST',
         url: '/api/v1/reviews',
         headers,
-        payload: { base, head, reviewers: ['security'] },
+        payload: { base, head, reviewers: reviewerIds },
       });
       expect(res.statusCode).toBe(202);
       const id = res.json().id as string;
@@ -94,6 +97,26 @@ describe('a review whose git fails', () => {
     // One millisecond: no git call finishes within it, so the first one is stopped.
     const result = await reviewWith({ SVC_GIT_TIMEOUT_MS: '1' });
     expectNamed(result, 'tool_timeout', /did not finish within 1 ms and was stopped \(SVC_GIT_TIMEOUT_MS\)/);
+  });
+
+  it('fails skill_instance_not_found for a rule reviewer whose skill is no longer in the catalog', async () => {
+    // What an upgrade leaves behind when a release retires a rule skill: the workspace's
+    // reviewer row still names it.
+    await t.services.db.orm.insert(reviewers).values({
+      workspaceId: t.workspaceId,
+      id: 'retired-lint',
+      name: 'Retired lint',
+      engine: 'builtin',
+      skillId: 'retired-lint',
+      modelPin: RULES_PIN,
+      source: 'catalog',
+    });
+    const result = await reviewWith({}, ['retired-lint']);
+    expectNamed(
+      result,
+      'skill_instance_not_found',
+      'reviewer retired-lint needs skill retired-lint, which is not in the catalog',
+    );
   });
 
   it('reviews normally once git is back', async () => {

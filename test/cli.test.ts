@@ -10,7 +10,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { asc, eq } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
+import { openDatabase } from '../src/storage/database';
+import { events } from '../src/storage/schema';
 import { freePort } from './helpers/net';
 
 const run = promisify(execFile);
@@ -217,5 +220,32 @@ describe('svc command', { timeout: PROCESS_TEST_TIMEOUT_MS }, () => {
     // Stopped: the direct path sees the same keys, the revoked one marked.
     const offline = await keys(['list']);
     expect(offline.stdout.split('\n').find((l) => l.startsWith(`${id}\t`))).toMatch(/\trevoked /);
+
+    // Every change is on the timeline, whichever way it was made: through the API as the
+    // admin key, directly as `svc keys` with no key.
+    const direct2 = await keys(['create', '--name', 'offline']);
+    const offlineId = /created workspace key (key_\S+);/.exec(direct2.stderr)?.[1] as string;
+    await keys(['revoke', offlineId]);
+    const db = await openDatabase({ dataDir });
+    try {
+      const rows = await db.orm
+        .select()
+        .from(events)
+        .where(eq(events.objectType, 'key'))
+        .orderBy(asc(events.createdAt), asc(events.id));
+      const changes = rows
+        .filter((e) => e.objectId !== rows[0]?.objectId) // the first start's own key
+        .map((e) => [e.objectId, e.kind, e.actor, (e.data.payload as { via?: string }).via ?? null]);
+      const adminId = rows[0]?.objectId;
+      expect(rows[0]).toMatchObject({ kind: 'created', actor: null });
+      expect(changes).toEqual([
+        [id, 'created', adminId, null],
+        [id, 'revoked', adminId, null],
+        [offlineId, 'created', null, 'svc keys (database)'],
+        [offlineId, 'revoked', null, 'svc keys (database)'],
+      ]);
+    } finally {
+      await db.close();
+    }
   });
 });

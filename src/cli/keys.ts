@@ -32,6 +32,9 @@ interface KeyLine {
 
 type KeyKind = 'workspace' | 'project' | 'personal';
 
+/** The database path acts with no key: its timeline events say so. */
+const BY_CLI = { actor: null, via: 'svc keys (database)' };
+
 /** Through the API, when asked to; else null (the caller uses the database). */
 function apiOf(target: KeysTarget) {
   if (!target.url) return null;
@@ -113,12 +116,16 @@ export async function keysCreate(
         .limit(1);
       if (!project) throw new CliError(`project ${options.project} was not found`, EXIT.failed);
     }
-    const { row, secret } = await createApiKey(db, {
-      workspaceId,
-      kind,
-      projectId: options.project ?? null,
-      name: options.name,
-    });
+    const { row, secret } = await createApiKey(
+      db,
+      {
+        workspaceId,
+        kind,
+        projectId: options.project ?? null,
+        name: options.name,
+      },
+      BY_CLI,
+    );
     printCreated({ id: row.id, kind: row.kind, project_id: row.projectId }, secret);
   } finally {
     await db.close();
@@ -167,7 +174,7 @@ export async function keysRevoke(config: Config, target: KeysTarget, keyId: stri
   } else {
     const db = await openForKeys(config);
     try {
-      const row = await revokeApiKey(db, await ensureWorkspace(db), keyId);
+      const row = await revokeApiKey(db, await ensureWorkspace(db), keyId, BY_CLI);
       if (!row) throw new CliError(`key ${keyId} was not found or is already revoked`, EXIT.failed);
     } finally {
       await db.close();

@@ -3,9 +3,7 @@ import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
 import { ApiError } from '../core/errors';
 import { type ApiKeyRow, createApiKey, revokeApiKey } from '../storage/keys';
-import type { Tx } from '../storage/object-events';
 import { apiKeys, projects } from '../storage/schema';
-import { recordChange } from './change-events';
 import { defineOperation, type OperationContext } from './registry';
 import { iso, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
@@ -42,24 +40,6 @@ function requireUnpinned(ctx: OperationContext) {
     throw new ApiError('forbidden', 'a project-pinned key cannot manage keys; use a workspace key');
   }
 }
-
-/** A key's change on the timeline: a pinned key's under its project, others workspace-wide. */
-const recordKeyChange = (
-  tx: Tx,
-  ctx: OperationContext,
-  key: ApiKeyRow,
-  kind: string,
-  before: Record<string, unknown> | null,
-  after: Record<string, unknown>,
-) =>
-  recordChange(tx, ctx, {
-    objectType: 'key',
-    objectId: key.id,
-    projectId: key.projectId,
-    kind,
-    before,
-    after,
-  });
 
 const create = defineOperation({
   tool: 'keys_create',
@@ -101,13 +81,7 @@ const create = defineOperation({
         projectId: body.project_id ?? null,
         name: body.name,
       },
-      (tx, created) =>
-        recordKeyChange(tx, ctx, created, 'created', null, {
-          kind: created.kind,
-          name: created.name,
-          project_id: created.projectId,
-          hint: created.hint,
-        }),
+      { actor: ctx.principal.keyId },
     );
     return { ...toKeyRecord(row), secret };
   },
@@ -155,16 +129,9 @@ const remove = defineOperation({
   response: keyRecord,
   handler: async ({ params }, ctx) => {
     requireUnpinned(ctx);
-    const row = await revokeApiKey(ctx.services.db, ctx.workspaceId, params.key_id, (tx, revoked) =>
-      recordKeyChange(
-        tx,
-        ctx,
-        revoked,
-        'revoked',
-        { revoked_at: null },
-        { revoked_at: revoked.revokedAt?.toISOString() ?? null },
-      ),
-    );
+    const row = await revokeApiKey(ctx.services.db, ctx.workspaceId, params.key_id, {
+      actor: ctx.principal.keyId,
+    });
     if (!row) throw new ApiError('not_found', `key ${params.key_id} was not found or is already revoked`);
     return toKeyRecord(row);
   },

@@ -4,18 +4,48 @@ import { type KeyKind, keyDigest, keyKindOf, mintKeySecret } from '../core/keys'
 import type { Database } from './database';
 import { newId } from './ids';
 import { forgetKey } from './lookups';
-import type { Tx } from './object-events';
+import { appendObjectEvent, type Tx } from './object-events';
 import { apiKeys, workspaces } from './schema';
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
-/** Also done in the key's transaction: the caller's record of the change (a timeline event). */
-export type AlsoInTransaction = (tx: Tx, row: ApiKeyRow) => Promise<unknown>;
+/**
+ * Who changed a key, for its timeline event: the key that asked (`actor`), or null for svc
+ * itself; `via` names a path that had no key to act as (`svc keys` on the database).
+ */
+export interface KeyChangeBy {
+  actor: string | null;
+  via?: string;
+}
+
+/**
+ * A key's change on the timeline, in the change's transaction, whichever path made it (API,
+ * `svc keys` on the database, the first start's key): a pinned key's under its project, others
+ * workspace-wide.
+ */
+function recordKeyChange(
+  tx: Tx,
+  key: ApiKeyRow,
+  kind: 'created' | 'revoked',
+  before: Record<string, unknown> | null,
+  after: Record<string, unknown>,
+  by: KeyChangeBy,
+) {
+  return appendObjectEvent(tx, {
+    workspaceId: key.workspaceId,
+    projectId: key.projectId,
+    objectType: 'key',
+    objectId: key.id,
+    kind,
+    payload: { before, after, ...(by.via ? { via: by.via } : {}) },
+    actor: by.actor,
+  });
+}
 
 export async function createApiKey(
   db: Database,
   input: { workspaceId: string; kind: KeyKind; projectId?: string | null; name: string; secret?: string },
-  also?: AlsoInTransaction,
+  by: KeyChangeBy,
 ): Promise<{ row: ApiKeyRow; secret: string }> {
   const secret = input.secret ?? mintKeySecret(input.kind);
   const row = await db.orm.transaction(async (tx) => {
@@ -32,7 +62,13 @@ export async function createApiKey(
       })
       .returning();
     if (!inserted) throw new Error('inserting the API key returned no row');
-    await also?.(tx, inserted);
+    const after = {
+      kind: inserted.kind,
+      name: inserted.name,
+      project_id: inserted.projectId,
+      hint: inserted.hint,
+    };
+    await recordKeyChange(tx, inserted, 'created', null, after, by);
     return inserted;
   });
   return { row, secret };
@@ -42,7 +78,7 @@ export async function revokeApiKey(
   db: Database,
   workspaceId: string,
   keyId: string,
-  also?: AlsoInTransaction,
+  by: KeyChangeBy,
 ): Promise<ApiKeyRow | null> {
   const row = await db.orm.transaction(async (tx) => {
     const [revoked] = await tx
@@ -50,7 +86,10 @@ export async function revokeApiKey(
       .set({ revokedAt: new Date(), updatedAt: new Date() })
       .where(and(eq(apiKeys.id, keyId), eq(apiKeys.workspaceId, workspaceId), isNull(apiKeys.revokedAt)))
       .returning();
-    if (revoked) await also?.(tx, revoked);
+    if (revoked) {
+      const after = { revoked_at: revoked.revokedAt?.toISOString() ?? null };
+      await recordKeyChange(tx, revoked, 'revoked', { revoked_at: null }, after, by);
+    }
     return revoked ?? null;
   });
   if (row) forgetKey(db, row.id);
@@ -97,11 +136,15 @@ export async function bootstrapKey(
   }
   const [row] = await db.orm.select({ n: count() }).from(apiKeys);
   if ((row?.n ?? 0) > 0) return null;
-  const { secret } = await createApiKey(db, {
-    workspaceId,
-    kind: 'workspace',
-    name: configured ? 'bootstrap (SVC_BOOTSTRAP_KEY)' : 'bootstrap',
-    ...(configured ? { secret: configured } : {}),
-  });
+  const { secret } = await createApiKey(
+    db,
+    {
+      workspaceId,
+      kind: 'workspace',
+      name: configured ? 'bootstrap (SVC_BOOTSTRAP_KEY)' : 'bootstrap',
+      ...(configured ? { secret: configured } : {}),
+    },
+    { actor: null },
+  );
   return { secret, minted: configured === undefined };
 }

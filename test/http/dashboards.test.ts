@@ -284,11 +284,11 @@ describe.each(DATABASE_KINDS)('dashboards and metric records on %s', (kind) => {
     const foreignBoard = await call('PATCH', `/api/v1/preferences/${mine.id}`, { dashboard_id: 'dsh_nope' });
     expect(foreignBoard.statusCode).toBe(404);
 
-    const other = await createApiKey(t.services.db, {
-      workspaceId: t.workspaceId,
-      kind: 'workspace',
-      name: 'lead',
-    });
+    const other = await createApiKey(
+      t.services.db,
+      { workspaceId: t.workspaceId, kind: 'workspace', name: 'lead' },
+      { actor: null },
+    );
     const lead = { ...bearer(other.secret), 'project-id': headers['project-id'] as string };
     expect((await call('GET', `/api/v1/preferences/${mine.id}`, undefined, lead)).statusCode).toBe(404);
     const theirs = await ok('GET', '/api/v1/preferences/me', undefined, lead);

@@ -192,7 +192,13 @@ describe('learnings', () => {
       .insert(projects)
       .values({ id: otherProject, workspaceId, name: 'o', repoFullName: 'acme/a', installationId: 1 });
     const otherWs = bearer(
-      (await createApiKey(db, { workspaceId, kind: 'project', projectId: otherProject, name: 'o' })).secret,
+      (
+        await createApiKey(
+          db,
+          { workspaceId, kind: 'project', projectId: otherProject, name: 'o' },
+          { actor: null },
+        )
+      ).secret,
     );
     expect(await listIds('', otherWs)).toEqual([]);
 

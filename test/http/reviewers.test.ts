@@ -24,7 +24,11 @@ async function otherWorkspace(t: TestApp) {
     .insert(projects)
     .values({ id: projectId, workspaceId, name: 'o', repoFullName: 'acme/o', installationId: 1 });
   await seedCatalogReviewers(db, workspaceId);
-  const { secret } = await createApiKey(db, { workspaceId, kind: 'workspace', name: 'other' });
+  const { secret } = await createApiKey(
+    db,
+    { workspaceId, kind: 'workspace', name: 'other' },
+    { actor: null },
+  );
   return { workspaceId, projectId, headers: { ...bearer(secret), 'project-id': projectId } };
 }
 

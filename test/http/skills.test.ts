@@ -222,7 +222,9 @@ describe('skill revisions', () => {
       .values({ id: projectId, workspaceId, name: 'o', repoFullName: 'acme/o', installationId: 1 });
     await seedCatalogReviewers(db, workspaceId);
     const other = {
-      ...bearer((await createApiKey(db, { workspaceId, kind: 'workspace', name: 'o' })).secret),
+      ...bearer(
+        (await createApiKey(db, { workspaceId, kind: 'workspace', name: 'o' }, { actor: null })).secret,
+      ),
       'project-id': projectId,
     };
 

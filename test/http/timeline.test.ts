@@ -9,7 +9,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { keyDigest } from '../../src/core/keys';
 import { Worker } from '../../src/engine/worker';
 import { createApiKey } from '../../src/storage/keys';
-import { appendObjectEvent } from '../../src/storage/object-events';
 import { apiKeys, pullRequests } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
@@ -298,23 +297,14 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
 
   it('appends an event in the transaction of its change: when either fails, neither is there', async () => {
     const before = (await timeline('?limit=200')).data.length;
+    // The key's row is written first, then its event; PostgreSQL refuses a NUL in text, so
+    // the event fails after the key was inserted, and the key must be gone with it.
     const failing = createApiKey(
       t.services.db,
       { workspaceId: t.workspaceId, kind: 'workspace', name: 'never' },
-      async (tx, row) => {
-        await appendObjectEvent(tx, {
-          workspaceId: t.workspaceId,
-          projectId: null,
-          objectType: 'key',
-          objectId: row.id,
-          kind: 'created',
-          payload: {},
-          actor: null,
-        });
-        throw new Error('the change fails after its event was appended');
-      },
+      { actor: 'key_\u0000' },
     );
-    await expect(failing).rejects.toThrow(/after its event/);
+    await expect(failing).rejects.toThrow();
     const keys = await t.services.db.orm.select().from(apiKeys).where(eq(apiKeys.name, 'never'));
     expect(keys).toEqual([]);
     expect((await timeline('?limit=200')).data).toHaveLength(before);

@@ -9,6 +9,13 @@
  * constant for the name to be constant; a parameter, a destructuring or a `catch` binding is not.
  * So a `query` built from a request in one function says nothing about a `query` holding a
  * constant in another.
+ *
+ * The program's own input counts as constant too, as the process environment does for Python
+ * (flow/python.ts): its command line (`process.argv`), its environment (`process.env`), a file
+ * at a path it fixes or was given there (`fs.readFileSync(process.argv[2])`), and JSON parsed
+ * from those. Whoever runs the program chooses them and is as trusted as the code (CodeQL's
+ * default "remote" threat model leaves these local sources out for the same reason). Members and
+ * elements of such a value are constant as long as nothing in the code assigns to them.
  */
 import type { SgNode } from '@ast-grep/napi';
 import { dynamicShape, type FlowLanguage, joinShapes, type ValueShape } from './types';
@@ -146,7 +153,19 @@ const ESCAPING_TAG = /^(sql|SQL|html|svg|\$)$/;
 /** A constant's name: `MAX_ROWS`, `TABLE`. */
 const ALL_CAPS = /^_*[A-Z][A-Z0-9_]*$/;
 
+/** A value's shape; `input` marks the program's own input, whose members are its input too. */
+interface Shape extends ValueShape {
+  input?: boolean;
+}
+
 const constant = (text: string): ValueShape => ({ constant: true, text });
+/** The program's own input: constant, its text unknown. */
+const INPUT: Shape = { constant: true, text: '', input: true };
+/** `process.argv` and `process.env`: what the program was started with. */
+const PROCESS_INPUT = /^process\.(argv|env)$/;
+/** `fs.readFileSync(path)`, `fs.promises.readFile(path)`, `readFile(path)`: a file's contents. */
+const FILE_READS = new Set(['readFileSync', 'readFile']);
+const FILE_MODULES = /^(fs|fsp|promises|fs\.promises|fsPromises)$/;
 /** What a reference to the binding being resolved contributes to its own value (`sql = sql + x`). */
 const NEUTRAL = constant('');
 const NUMBER = constant('0');
@@ -179,7 +198,7 @@ export const javascriptFlow: FlowLanguage = {
 /** The node's grammar kind as a plain string (the typed kinds do not index string sets). */
 const kindOf = (node: SgNode): string => String(node.kind());
 
-function shape(node: SgNode, ctx: Context): ValueShape {
+function shape(node: SgNode, ctx: Context): Shape {
   const kind = kindOf(node);
   if (kind === 'string') return constant(node.text().slice(1, -1));
   if (kind === 'template_string') return templateShape(node, ctx);
@@ -216,7 +235,9 @@ function shape(node: SgNode, ctx: Context): ValueShape {
       return right ? shape(right, ctx) : dynamicShape();
     }
     case 'member_expression':
-      return memberShape(node);
+      return memberShape(node, ctx);
+    case 'subscript_expression':
+      return elementShape(node, ctx);
     case 'call_expression':
       return callShape(node, ctx);
     case 'new_expression':
@@ -286,13 +307,22 @@ function binaryShape(node: SgNode, ctx: Context): ValueShape {
 
 /**
  * `X.MAX_ROWS`, `process.env.DB_NAME`, `this.TABLE`: a constant on a class or module (its text, the
- * expression, stands in for the value it holds). `.length` is a number. Anything else is data.
+ * expression, stands in for the value it holds). `.length` is a number. A member of the program's
+ * own input (`process.argv`, a parsed file it was given) is its input. Anything else is data.
  */
-function memberShape(node: SgNode): ValueShape {
+function memberShape(node: SgNode, ctx: Context): Shape {
   const property = node.field('property')?.text() ?? '';
   if (ALL_CAPS.test(property)) return constant(node.text());
   if (property === 'length' || property === 'size') return NUMBER;
-  return dynamicShape();
+  if (PROCESS_INPUT.test(node.text())) return INPUT;
+  const object = node.field('object');
+  return object && shape(object, ctx).input ? INPUT : dynamicShape();
+}
+
+/** `process.argv[2]`, `job.steps[i]`: an element of the program's own input is its input. */
+function elementShape(node: SgNode, ctx: Context): Shape {
+  const object = node.field('object');
+  return object && shape(object, ctx).input ? INPUT : dynamicShape();
 }
 
 function objectShape(node: SgNode, ctx: Context): ValueShape {
@@ -327,6 +357,8 @@ function callShape(node: SgNode, ctx: Context): ValueShape {
 
   if (SANITIZER.test(name) && !NOT_SANITIZER.test(name)) return constant('');
   if (NUMERIC_FUNCTIONS.has(name) && !receiver) return NUMBER;
+  if (isProgramInputRead(name, receiver))
+    return argNodes[0] && shape(argNodes[0], ctx).constant ? INPUT : dynamicShape();
   if (receiver && (NUMERIC_METHODS.has(name) || NUMERIC_OBJECTS.has(receiver.text()))) return NUMBER;
   if (name === 'String' && !receiver) return argNodes[0] ? shape(argNodes[0], ctx) : constant('');
   if (!receiver) return name === 'format' ? formatShape(argNodes, ctx) : dynamicShape();
@@ -350,6 +382,15 @@ function callShape(node: SgNode, ctx: Context): ValueShape {
     return formatShape(argNodes, ctx);
   }
   return dynamicShape();
+}
+
+/**
+ * A file read at a path the code fixes or was started with, or JSON parsed from such text: the
+ * program's own input when its first argument is constant.
+ */
+function isProgramInputRead(name: string, receiver: SgNode | null): boolean {
+  if (FILE_READS.has(name)) return !receiver || FILE_MODULES.test(receiver.text());
+  return name === 'parse' && receiver?.text() === 'JSON';
 }
 
 /**
@@ -416,13 +457,15 @@ type Occurrence =
   | { role: 'opaque'; scope: SgNode }
   | { role: 'assign'; value: SgNode | null; destructured: boolean; at: SgNode }
   | { role: 'append'; values: SgNode[]; at: SgNode }
+  /** `name.key = v`, `name[i] = v`: a member of the binding's value rewritten. */
+  | { role: 'member'; at: SgNode }
   | { role: 'number'; at: SgNode }
   | { role: 'read' };
 
 type Write = Extract<Occurrence, { at: SgNode }>;
 type Declaration = Extract<Occurrence, { scope: SgNode }>;
 
-function identifierShape(node: SgNode, ctx: Context): ValueShape {
+function identifierShape(node: SgNode, ctx: Context): Shape {
   const name = node.text();
   if (name === 'undefined' || name === 'NaN' || name === 'Infinity')
     return constant(name === 'undefined' ? '' : name);
@@ -549,10 +592,21 @@ function classify(occurrence: SgNode): Occurrence {
     case 'namespace_import':
       return { role: 'import', scope: parent.getRoot().root() };
     case 'member_expression':
-      return arrayAppend(parent, node);
+      return memberWrite(parent, node) ?? arrayAppend(parent, node);
+    case 'subscript_expression':
+      return memberWrite(parent, node) ?? { role: 'read' };
     default:
       return { role: 'read' };
   }
+}
+
+/** `name.key = v`, `name[i] += v`: the member written is the target of an assignment. */
+function memberWrite(member: SgNode, object: SgNode): Occurrence | null {
+  if (!same(member.field('object'), object)) return null;
+  const assignment = member.parent();
+  const kind = assignment?.kind();
+  if (kind !== 'assignment_expression' && kind !== 'augmented_assignment_expression') return null;
+  return assignment && same(assignment.field('left'), member) ? { role: 'member', at: assignment } : null;
 }
 
 /** `parts.push(a, b)` / `parts.unshift(a)` add to the array the name holds. */
@@ -575,7 +629,7 @@ function bindingScope(node: SgNode, declarations: Declaration[]): SgNode | null 
   return null;
 }
 
-function resolveName(name: string, use: SgNode, ctx: Context): ValueShape {
+function resolveName(name: string, use: SgNode, ctx: Context): Shape {
   if (ctx.depth >= MAX_DEPTH) return dynamicShape();
   const occurrences = occurrencesOf(name, use, ctx);
   const declarations = occurrences.filter((o): o is Declaration => 'scope' in o);
@@ -592,7 +646,8 @@ function resolveName(name: string, use: SgNode, ctx: Context): ValueShape {
     (o): o is Write =>
       'at' in o && ('scope' in o ? same(o.scope, scope) : sameScope(bindingScope(o.at, declarations), scope)),
   );
-  if (!scope && writes.length === 0) return capsOrDynamic();
+  // Members written (`name.key = v`) do not bind the name itself.
+  if (!scope && writes.every((w) => w.role === 'member')) return capsOrDynamic();
 
   const key = `${scope?.id() ?? 'global'}:${name}`;
   if (ctx.visiting.has(key)) return NEUTRAL;
@@ -608,20 +663,26 @@ function resolveName(name: string, use: SgNode, ctx: Context): ValueShape {
 
 /**
  * Constant when every write is; the text is the first value written plus what `+=`, `.push()`
- * and `name = name + ...` append after it.
+ * and `name = name + ...` append after it. The program's own input when every value written is,
+ * and no member of it is rewritten.
  */
-function combineWrites(name: string, writes: Write[], ctx: Context): ValueShape {
+function combineWrites(name: string, writes: Write[], ctx: Context): Shape {
   writes.sort((a, b) => a.at.range().start.index - b.at.range().start.index);
   let isConstant = true;
+  let isInput = writes.some((w) => w.role === 'declaration' || w.role === 'assign');
   let text: string | null = null;
   const append = (s: ValueShape) => {
     isConstant &&= s.constant;
+    isInput = false;
     text = (text ?? '') + s.text;
   };
   for (const write of writes) {
-    let value: ValueShape;
+    let value: Shape;
     switch (write.role) {
       case 'number':
+        continue;
+      case 'member':
+        isInput = false;
         continue;
       case 'append':
         append(joinShapes(write.values.map((v) => shape(v, ctx))));
@@ -642,9 +703,10 @@ function combineWrites(name: string, writes: Write[], ctx: Context): ValueShape 
         break;
     }
     isConstant &&= value.constant;
+    isInput &&= value.input === true;
     text ??= value.text;
   }
-  return { constant: isConstant, text: text ?? '' };
+  return isInput && isConstant ? INPUT : { constant: isConstant, text: text ?? '' };
 }
 
 /** `for (const t of ['a', 'b'])`: an element of a constant collection is constant. */

@@ -12,9 +12,9 @@
  * make a finding go away even when the value passes through a variable first.
  *
  * Two kinds of value the code did not write still count as constant, because no one outside the
- * machine chooses them: the process environment (`os.environ`, `os.getenv`: set by whoever runs
- * the program, as trusted as the code; CodeQL's default "remote" threat model leaves it out for
- * the same reason) and paths of temporary files the process creates itself (`tempfile.mkstemp`).
+ * machine chooses them: the process environment and command line (`os.environ`, `os.getenv`,
+ * `sys.argv[i]`: set by whoever runs the program, as trusted as the code; CodeQL's default
+ * "remote" threat model leaves them out for the same reason) and paths of temporary files the process creates itself (`tempfile.mkstemp`).
  * A call to a helper defined in the same module is followed one level: its result is constant
  * when its arguments are and every `return` builds only on them and constants.
  */
@@ -106,6 +106,8 @@ const SANITIZERS = new Set([
 /** Reads of the process environment: configuration of whoever runs the program. */
 const ENVIRONMENT_READS = new Set(['os.environ.get', 'os.getenv', 'environ.get', 'getenv']);
 const ENVIRONMENT = new Set(['os.environ', 'environ']);
+/** The program's command line, chosen by whoever runs it like its environment (`sys.argv[1]`). */
+const COMMAND_LINE = new Set(['sys.argv', 'argv']);
 /** Temporary files and directories the process creates for itself. */
 const TEMPORARY_PATHS = new Set([
   'tempfile.mkstemp',
@@ -362,7 +364,7 @@ function attributeShape(node: SgNode): ValueShape {
 function subscriptShape(node: SgNode, walk: Walk): ValueShape {
   const value = node.field('value');
   if (!value) return dynamicShape();
-  if (ENVIRONMENT.has(value.text())) return constantShape('$ENV');
+  if (ENVIRONMENT.has(value.text()) || COMMAND_LINE.has(value.text())) return constantShape('$ENV');
   const table = shapeOf(value, walk);
   return table.constant ? constantShape(node.text()) : dynamicShape();
 }

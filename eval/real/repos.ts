@@ -52,4 +52,28 @@ export const REAL_REPOSITORIES: RealRepository[] = [
     head: 'eval-inappbrowser-b',
     why: 'Java (an Android WebView plugin) next to JavaScript',
   },
+  {
+    name: 'mysql2',
+    base: 'eval-mysql2-a',
+    head: 'eval-mysql2-b',
+    why: 'a MySQL driver: query(), execute() and prepare() on SQL text its callers pass, escaping and formatting helpers',
+  },
+  {
+    name: 'shelljs',
+    base: 'eval-shelljs-a',
+    head: 'eval-shelljs-b',
+    why: 'Unix commands in JavaScript: exec() runs the command line its caller gives, through child_process',
+  },
+  {
+    name: 'node-forge',
+    base: 'eval-node-forge-a',
+    head: 'eval-node-forge-b',
+    why: 'TLS, X.509 and ciphers in pure JavaScript: MD5, SHA-1, DES and RC2 implemented and used on purpose',
+  },
+  {
+    name: 'axios',
+    base: 'eval-axios-a',
+    head: 'eval-axios-b',
+    why: 'an HTTP client: requests to whatever URL its caller gives, redirects, proxies, form data',
+  },
 ];

@@ -4,10 +4,12 @@
  * `review_results_diff`: the spec names findings' anchors but no way to read the code they
  * anchor to. The diff is not stored; it is taken again from the code host at the pass's
  * recorded base and head, so it is exactly what the reviewers read as long as those commits
- * exist.
+ * exist, and kept in memory for a while (codehost/diff-cache.ts) because readers ask for it one
+ * file at a time.
  */
 import { and, eq } from 'drizzle-orm';
 import { z } from 'zod';
+import { DiffCache } from '../codehost/diff-cache';
 import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
 import { repoPathSchema } from '../core/git-grammar';
@@ -15,6 +17,7 @@ import type { DiffFile } from '../core/review';
 import { projects, pullRequests, reviewResults } from '../storage/schema';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { listOf } from './schemas/common';
+import type { Services } from './services';
 
 const diffLine = z.object({
   kind: z.enum(['add', 'del', 'context']),
@@ -115,6 +118,17 @@ async function passOf(ctx: OperationContext, id: string) {
   return row;
 }
 
+/** One cache per running service (a test process builds many), dropped with it. */
+const diffCaches = new WeakMap<Services, DiffCache>();
+function diffCacheOf(services: Services): DiffCache {
+  let cache = diffCaches.get(services);
+  if (!cache) {
+    cache = new DiffCache();
+    diffCaches.set(services, cache);
+  }
+  return cache;
+}
+
 const reviewResultsDiff = defineOperation({
   tool: 'review_results_diff',
   method: 'GET',
@@ -136,8 +150,8 @@ const reviewResultsDiff = defineOperation({
         'code_host_unavailable',
         `installation ${pass.installationId} of ${pass.repo} is not configured on this service`,
       );
-    const diff = await host
-      .getDiff(pass.repo, pass.baseSha, pass.headSha, {}, { pullRequest: pass.pr })
+    const diff = await diffCacheOf(ctx.services)
+      .read(host, pass.repo, pass.baseSha, pass.headSha, { pullRequest: pass.pr })
       .catch((error: unknown) => {
         if (!(error instanceof CodeHostError)) throw error;
         if (error.reason === 'not_found')

@@ -1,7 +1,8 @@
 /**
  * review_results_diff: the diff a pass read, from real git at the pass's recorded commits, with
  * the line numbers its findings point at; a page at a time, one file by path, another project's
- * pass unseen, and a pass whose commits are gone named as such. Both engines.
+ * pass unseen, a diff read once kept for the next file, and a pass whose commits are gone named
+ * as such. Both engines.
  */
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -119,9 +120,36 @@ describe.each(DATABASE_KINDS)('review_results_diff on %s', (kind) => {
     expect(res.json().error.code).toBe('not_found');
   });
 
-  it('names a pass whose repository is gone instead of failing', async () => {
+  it('reads the code host once for a pass read file by file; names a pass whose repository is gone', async () => {
+    // A second pass, its diff never read yet.
+    openPullRequest(
+      join(reposDir, 'acme/shop'),
+      2,
+      { 'src/more.js': 'export function more(req) {\n  return eval(req.body.more);\n}\n' },
+      'more',
+      'more',
+    );
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/reviews',
+      headers,
+      payload: { pr: 2, reviewers: ['security'] },
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    await settleRuns(t);
+    const unread = (await get('/api/v1/review-results'))
+      .json()
+      .data.find((p: { id: string }) => p.id !== passId);
+    expect(unread).toBeDefined();
+
     rmSync(join(reposDir, 'acme/shop'), { recursive: true, force: true });
-    const res = await get(`/api/v1/review-results/${passId}/diff`);
+    // The first pass's diff was read above and is kept for a while: the same files again,
+    // without the code host, one file at a time as the console asks.
+    const kept = await get(`/api/v1/review-results/${passId}/diff?path=src/calc.js`);
+    expect(kept.statusCode, kept.body).toBe(200);
+    expect(kept.json().data.map((f: DiffFile) => f.path)).toEqual(['src/calc.js']);
+    // The second was never read: its repository is gone, and the answer says so.
+    const res = await get(`/api/v1/review-results/${unread.id}/diff`);
     expect(res.statusCode, res.body).toBe(404);
     expect(res.json().error).toMatchObject({
       code: 'not_found',

@@ -40,11 +40,19 @@
  * Answers are scripted: a queue (`enqueue`) of canned answers — findings JSON, raw text (e.g.
  * malformed JSON), HTTP errors (429 with retry-after, 401, 404 model_not_found, 500), a delay
  * before any of them — then `fallback` (by default a 500 saying the queue is empty). Every request
- * is recorded in `requests`.
+ * is recorded in `requests`. The server, the JSON answers and the broken or stalled stream are
+ * ./model-double-server.ts, shared with the Anthropic double (./anthropic-double.ts).
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import {
+  pieces,
+  type StreamMisbehaviour,
+  sendJson,
+  sleep,
+  startLoopbackServer,
+  streamPieces,
+} from './model-double-server';
 
 // ---------------------------------------------------------------------------------------------
 // The request schema (Create chat completion), from the API reference.
@@ -252,8 +260,8 @@ export type Answer =
       finishReason?: 'stop' | 'length' | 'content_filter';
       refusal?: string | null;
       usage?: { prompt_tokens: number; completion_tokens: number } | null;
-      /** Streamed requests only: how the stream misbehaves after `chars` characters of content. */
-      stream?: { cutAfter?: number; stallAfter?: { chars: number; ms: number } };
+      /** Streamed requests only: how the stream misbehaves after some characters of content. */
+      stream?: StreamMisbehaviour;
     }
   | { kind: 'error'; status: number; error: ErrorBody; headers?: Record<string, string> }
   | { kind: 'raw'; status: number; body: string; contentType?: string }
@@ -389,14 +397,6 @@ function errorBody(message: string, code: string | null = null, param: string | 
   return { message, type: 'invalid_request_error', param, code };
 }
 
-/** Content cut into a few pieces, as a model streams it (an empty answer is one empty piece). */
-function pieces(content: string): string[] {
-  const size = Math.max(1, Math.ceil(content.length / 4));
-  const out: string[] = [];
-  for (let i = 0; i < content.length; i += size) out.push(content.slice(i, i + size));
-  return out.length > 0 ? out : [''];
-}
-
 /** A `content` answer as the API streams it (server-sent events of chat.completion.chunk). */
 async function streamContent(
   res: ServerResponse,
@@ -421,27 +421,14 @@ async function streamContent(
   });
   send(choice({ role: 'assistant', content: '', refusal: null }));
   const content = answer.content ?? '';
-  const { cutAfter, stallAfter } = answer.stream ?? {};
-  let sent = 0;
-  let stalled = false;
-  for (const piece of answer.content === null ? [] : pieces(content)) {
-    if (cutAfter !== undefined && sent + piece.length > cutAfter) {
-      if (cutAfter > sent) send(choice({ content: piece.slice(0, cutAfter - sent) }));
-      // The connection drops mid-answer, once what was sent has reached the client: no final
-      // chunk, no [DONE].
-      await new Promise((resolve) => res.write('', resolve));
-      await new Promise((resolve) => setTimeout(resolve, 50));
-      res.socket?.destroy();
-      return;
-    }
-    if (stallAfter && !stalled && sent >= stallAfter.chars) {
-      stalled = true;
-      await new Promise((resolve) => setTimeout(resolve, stallAfter.ms));
-      if (res.destroyed) return;
-    }
-    send(choice({ content: piece }));
-    sent += piece.length;
-  }
+  // A cut stream ends with no final chunk and no [DONE].
+  const whole = await streamPieces(
+    res,
+    answer.content === null ? [] : pieces(content),
+    answer.stream ?? {},
+    (piece) => send(choice({ content: piece })),
+  );
+  if (!whole) return;
   if (answer.refusal) send(choice({ refusal: answer.refusal }));
   send(choice({}, answer.finishReason ?? 'stop'));
   const usage =
@@ -465,7 +452,6 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
   const requests: RecordedRequest[] = [];
   const rejections: Rejection[] = [];
   const queue: Answer[] = [];
-  const sockets = new Set<import('node:net').Socket>();
   let counter = 0;
 
   const double: OpenAIDouble = {
@@ -477,27 +463,7 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
     },
     fallback: null,
     chatRequests: () => requests.flatMap((r) => (r.chat ? [r.chat] : [])),
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  };
-
-  const sendJson = (
-    res: ServerResponse,
-    status: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ) => {
-    if (res.destroyed) return;
-    const text = JSON.stringify(body);
-    res.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': Buffer.byteLength(text),
-      ...headers,
-    });
-    res.end(text);
+    close: () => server.close(),
   };
 
   const reject = (res: ServerResponse, path: string, status: number, error: ErrorBody) => {
@@ -512,7 +478,7 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
   ): Promise<void> => {
     switch (answer.kind) {
       case 'delay':
-        await new Promise((resolve) => setTimeout(resolve, answer.ms));
+        await sleep(answer.ms);
         return respond(res, request, answer.then);
       case 'error':
         return sendJson(res, answer.status, { error: answer.error }, answer.headers);
@@ -553,17 +519,7 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
     }
   };
 
-  const handle = async (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
-    let body: unknown;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
+  const handle = async (req: IncomingMessage, res: ServerResponse, path: string, body: unknown) => {
     const recorded: RecordedRequest = {
       method: req.method ?? '',
       path,
@@ -684,17 +640,10 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
     await respond(res, request, answer);
   };
 
-  const server = createServer((req, res) => {
-    handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: errorBody(`double crashed: ${String(error)}`) });
-    });
-  });
-  server.on('connection', (socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  (double as { baseURL: string }).baseURL = `http://127.0.0.1:${port}/v1`;
+  const server = await startLoopbackServer(
+    (req, res, arrived) => handle(req, res, arrived.path, arrived.json),
+    (message) => ({ error: errorBody(message) }),
+  );
+  (double as { baseURL: string }).baseURL = `${server.origin}/v1`;
   return double;
 }

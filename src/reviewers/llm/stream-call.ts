@@ -9,7 +9,7 @@
  * The AI SDK reports stream failures as `error` parts, not as rejections; they are collected here
  * and rethrown as the errors ./errors.ts names.
  */
-import { APICallError, type generateText, Output, streamText } from 'ai';
+import { APICallError, type generateText, NoOutputGeneratedError, Output, streamText } from 'ai';
 import { CallTimeoutError, StreamBrokenError, StreamErrorEvent } from './errors';
 import { type LlmFinding, llmAnswerOutputSchema } from './findings';
 
@@ -40,6 +40,8 @@ export interface StreamCallArgs {
   /** What was received, once the call ended (also when it failed). */
   onRecord: (record: CallRecord) => void;
 }
+
+const NOT_THE_STREAM = "the answer carried no event of the provider's stream (not an event stream?)";
 
 /** Errors of the protocol itself (a body that is not the provider's stream), not of the transport. */
 const PROTOCOL_ERROR = /InvalidResponseData|EmptyResponseBody|TypeValidation|JSONParse/;
@@ -110,7 +112,7 @@ export async function streamCall(args: StreamCallArgs): Promise<{ findings: LlmF
     if (failure !== null) throw classify(failure, opened, record);
     if (rawFinishReason === null && record.text === '' && record.toolCalls.length === 0) {
       // Every chat stream ends with a finish reason: a 2xx body without one was not the stream.
-      throw new ProtocolError("the answer carried no event of the provider's stream (not an event stream?)");
+      throw new ProtocolError(NOT_THE_STREAM);
     }
     const usage = await result.usage;
     usageCounted = true;
@@ -155,6 +157,12 @@ function classify(error: unknown, opened: boolean, record: CallRecord): unknown 
   }
   if (!(error instanceof Error)) return new StreamErrorEvent(error);
   if (PROTOCOL_ERROR.test(error.name)) return error;
+  // A 2xx body that carried no event at all (an HTML page from a proxy, an empty body): the
+  // OpenAI providers still end such a stream with a finish part, checked after the loop above,
+  // but @ai-sdk/anthropic ends it with none, which the AI SDK reports as "no output generated".
+  // Without this it would read as the model's empty answer (payload_contract_violation) instead of
+  // a body outside the provider's protocol (provider_terminal), as errors.ts names it.
+  if (!opened && NoOutputGeneratedError.isInstance(error)) return new ProtocolError(NOT_THE_STREAM);
   // Before the stream opened, a failed fetch is the provider not being reachable (transient).
   if (!opened) return error;
   return new StreamBrokenError(record.text.length, error);

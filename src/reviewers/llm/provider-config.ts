@@ -30,6 +30,18 @@ export function compatProviderName(env: Env): string {
   return nonEmpty(env.SVC_LLM_COMPAT_NAME) ?? DEFAULT_COMPAT_NAME;
 }
 
+/**
+ * ANTHROPIC_BASE_URL in either of the forms in use: with `/v1` (the AI SDK's, which svc calls
+ * through) or without (Anthropic's own SDKs and Claude Code, which add `/v1/messages`
+ * themselves). A value copied from either works; before, the second form answered 404.
+ */
+function anthropicBaseUrl(env: Env): string {
+  const configured = nonEmpty(env.ANTHROPIC_BASE_URL);
+  if (!configured) return DEFAULT_ANTHROPIC_BASE_URL;
+  const base = trimSlash(configured);
+  return /\/v1$/.test(base) ? base : `${base}/v1`;
+}
+
 /** Every provider svc knows of, usable or not, and why not. */
 export function configuredProviders(env: Env = process.env): ProviderStatus[] {
   const openaiKey = nonEmpty(env.OPENAI_API_KEY);
@@ -48,9 +60,7 @@ export function configuredProviders(env: Env = process.env): ProviderStatus[] {
       kind: 'anthropic',
       usable: anthropicKey !== undefined,
       reason: anthropicKey ? null : 'ANTHROPIC_API_KEY is not set',
-      baseURL: anthropicKey
-        ? trimSlash(nonEmpty(env.ANTHROPIC_BASE_URL) ?? DEFAULT_ANTHROPIC_BASE_URL)
-        : null,
+      baseURL: anthropicKey ? anthropicBaseUrl(env) : null,
     },
     {
       provider: compatProviderName(env),

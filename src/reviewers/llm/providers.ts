@@ -6,7 +6,7 @@
  *   Reached through the Chat Completions API (`/chat/completions`), the same protocol as every
  *   OpenAI-compatible server, so one protocol is exercised and tested.
  * - `anthropic`: ANTHROPIC_API_KEY, optional ANTHROPIC_BASE_URL (default https://api.anthropic.com/v1;
- *   like the AI SDK, the base URL includes `/v1`).
+ *   with or without its `/v1`, as the AI SDK and Anthropic's own SDKs write it).
  * - an OpenAI-compatible endpoint (Ollama, vLLM, LM Studio, a gateway): SVC_LLM_COMPAT_URL (its
  *   `/v1` base, e.g. http://127.0.0.1:11434/v1), optional SVC_LLM_COMPAT_API_KEY, and its provider
  *   name SVC_LLM_COMPAT_NAME (default `compat`). SVC_LLM_COMPAT_STRUCTURED_OUTPUTS=0 makes it ask

@@ -473,14 +473,13 @@ describe.each([
     ]);
   });
 
-  it('names an ANTHROPIC_BASE_URL without /v1 (the official SDK’s form) as a URL to check', async () => {
-    expectRejections = true;
+  it('reaches the API with ANTHROPIC_BASE_URL written with or without /v1 (the AI SDK’s and Anthropic’s SDKs’ forms)', async () => {
     const root = double.baseURL.replace(/\/v1$/, '');
-    const error = await failure(review({ env: env({ ANTHROPIC_BASE_URL: root }) }));
-    expect(error.code).toBe('model_not_available');
-    expect(error.message).toContain(`check the model id and that ${root}/messages is the API's URL`);
-    expect(double.rejections).toEqual([
-      { path: '/messages', status: 404, error: { type: 'not_found_error', message: 'Not Found' } },
-    ]);
+    for (const base of [root, `${root}/`, double.baseURL, `${double.baseURL}/`]) {
+      double.enqueue(answers.findings([]));
+      const result = await review({ env: env({ ANTHROPIC_BASE_URL: base }) });
+      expect(result.findings, base).toEqual([]);
+    }
+    expect(double.requests.map((r) => r.path)).toEqual(Array(4).fill('/v1/messages'));
   });
 });

@@ -70,7 +70,6 @@ describe('resolveModel', () => {
     const openai = failureOf(() => resolveModel('openai', 'gpt-4o-mini', {}));
     expect(openai.code).toBe('provider_auth_failed');
     expect(openai.message).toContain('OPENAI_API_KEY');
-    // No Anthropic Messages double exists here: the anthropic provider is tested for its configuration only.
     const anthropic = failureOf(() => resolveModel('anthropic', 'claude-sonnet-4-0', {}));
     expect(anthropic.code).toBe('provider_auth_failed');
     expect(anthropic.message).toContain('ANTHROPIC_API_KEY');

@@ -107,7 +107,7 @@ const SANITIZERS = new Set([
 const ENVIRONMENT_READS = new Set(['os.environ.get', 'os.getenv', 'environ.get', 'getenv']);
 const ENVIRONMENT = new Set(['os.environ', 'environ']);
 /** The program's command line, chosen by whoever runs it like its environment (`sys.argv[1]`). */
-const COMMAND_LINE = new Set(['sys.argv', 'argv']);
+const COMMAND_LINE = new Set(['sys.argv']);
 /** Temporary files and directories the process creates for itself. */
 const TEMPORARY_PATHS = new Set([
   'tempfile.mkstemp',

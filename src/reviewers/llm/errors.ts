@@ -70,6 +70,8 @@ const MODEL_UNKNOWN =
 
 function isModelUnknown(info: { message: string | null; code: string | null; type: string | null }): boolean {
   if (info.code === 'model_not_found' || info.type === 'model_not_found') return true;
+  // Anthropic answers an unknown model with not_found_error "model: <id>".
+  if (info.type === 'not_found_error' && /^model: /.test(info.message ?? '')) return true;
   return info.message !== null && MODEL_UNKNOWN.test(info.message);
 }
 

@@ -467,6 +467,9 @@ describe.each([
     expect(auth.message).toContain('ANTHROPIC_API_KEY');
     const unknown = await failure(review({ model: 'claude-imaginary-9' }));
     expect(unknown.code).toBe('model_not_available');
+    // Named as the model, not as a URL to check: the API's 404 says which model.
+    expect(unknown.message).toContain('claude-imaginary-9');
+    expect(unknown.message).not.toContain("is the API's URL");
     expect(double.rejections.map((r) => [r.status, r.error.type])).toEqual([
       [401, 'authentication_error'],
       [404, 'not_found_error'],

@@ -11,8 +11,9 @@ export const MIGRATIONS_DIR = packagePath('drizzle');
 // workers starting together do not both try to create the same tables.
 const MIGRATION_LOCK = 0x57c0001;
 
-export async function migrate(db: Database): Promise<void> {
-  const config = { migrationsFolder: MIGRATIONS_DIR };
+/** Applies the migrations of `folder` (svc's own by default) the database has not applied yet. */
+export async function migrate(db: Database, folder = MIGRATIONS_DIR): Promise<void> {
+  const config = { migrationsFolder: folder };
   if (db.kind === 'pglite') {
     // biome-ignore lint/suspicious/noExplicitAny: drizzle's migrators want their driver's own type
     await migratePglite(db.orm as any, config);

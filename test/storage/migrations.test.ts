@@ -5,10 +5,13 @@
  * with its hash, on purpose.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'drizzle-orm';
 import { describe, expect, it } from 'vitest';
-import { MIGRATIONS_DIR } from '../../src/storage/migrate';
+import { type Database, openDatabase } from '../../src/storage/database';
+import { MIGRATIONS_DIR, migrate } from '../../src/storage/migrate';
 
 interface Released {
   migrations: { tag: string; sha256: string }[];
@@ -18,6 +21,15 @@ const released = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'released.json'), 
 const journal = JSON.parse(readFileSync(join(MIGRATIONS_DIR, 'meta', '_journal.json'), 'utf8')) as {
   entries: { tag: string }[];
 };
+
+/** svc's migrations as a release with only the first `count` of them shipped them. */
+function releaseWith(count: number): string {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-migrations-'));
+  cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+  const shipped = { ...journal, entries: journal.entries.slice(0, count) };
+  writeFileSync(join(dir, 'meta', '_journal.json'), JSON.stringify(shipped));
+  return dir;
+}
 
 describe('migrations', () => {
   it('keeps every released migration byte for byte', () => {
@@ -33,4 +45,44 @@ describe('migrations', () => {
   it('journals exactly the released migrations, in order (a new one is recorded with its hash)', () => {
     expect(journal.entries.map((entry) => entry.tag)).toEqual(released.migrations.map((m) => m.tag));
   });
+
+  it('upgrades a database of every earlier release to what a new database gets, keeping its rows', async () => {
+    const fresh = await openDatabase({ dataDir: 'memory://' });
+    let expected: unknown[];
+    try {
+      await migrate(fresh);
+      expected = await schemaOf(fresh);
+    } finally {
+      await fresh.close();
+    }
+    for (let shipped = 1; shipped < released.migrations.length; shipped++) {
+      const earlier = releaseWith(shipped);
+      const db = await openDatabase({ dataDir: 'memory://' });
+      try {
+        await migrate(db, earlier);
+        await db.rows(sql`INSERT INTO workspaces (id, name) VALUES ('ws_upgrade', 'kept')`);
+        await migrate(db);
+        expect(await schemaOf(db), `upgraded from ${shipped} migration(s)`).toEqual(expected);
+        expect(await db.rows(sql`SELECT name FROM workspaces WHERE id = 'ws_upgrade'`)).toEqual([
+          { name: 'kept' },
+        ]);
+      } finally {
+        await db.close();
+        rmSync(earlier, { recursive: true, force: true });
+      }
+    }
+  });
 });
+
+/** Tables, columns and indexes of the public schema, in a stable order. */
+async function schemaOf(db: Database): Promise<unknown[]> {
+  return [
+    ...(await db.rows(sql`
+      SELECT table_name, column_name, data_type, is_nullable, column_default
+      FROM information_schema.columns WHERE table_schema = 'public'
+      ORDER BY table_name, column_name`)),
+    ...(await db.rows(sql`
+      SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public'
+      ORDER BY tablename, indexname`)),
+  ];
+}

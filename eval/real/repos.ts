@@ -76,4 +76,22 @@ export const REAL_REPOSITORIES: RealRepository[] = [
     head: 'eval-axios-b',
     why: 'an HTTP client: requests to whatever URL its caller gives, redirects, proxies, form data',
   },
+  {
+    name: 'cordova-android',
+    base: 'eval-cordova-android-a',
+    head: 'eval-cordova-android-b',
+    why: "Android's Cordova platform: a Java WebView framework (plugin bridge, client certificates, HTTP auth) and the Node build scripts that run Gradle, adb and the emulator",
+  },
+  {
+    name: 'cordova-file',
+    base: 'eval-cordova-file-a',
+    head: 'eval-cordova-file-b',
+    why: 'file system access for web code: Java that maps URLs the page gives to files on the device (a path-traversal trap), and its JavaScript API',
+  },
+  {
+    name: 'cordova-camera',
+    base: 'eval-cordova-camera-a',
+    head: 'eval-cordova-camera-b',
+    why: 'Java that takes pictures and writes, scales and copies image files named by content URIs',
+  },
 ];

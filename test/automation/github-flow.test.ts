@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
-import { findings, postedComments, tasks, webhookDeliveries } from '../../src/storage/schema';
+import { findings, postedComments, pullRequests, tasks, webhookDeliveries } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { GitHubDouble } from '../helpers/github-double';
@@ -336,5 +336,12 @@ describe('GitHub end to end', () => {
     for (const row of inline)
       perFinding.set(row.findingId ?? '', (perFinding.get(row.findingId ?? '') ?? 0) + 1);
     for (const finding of open) expect(perFinding.get(finding.id), finding.id).toBe(1);
+  });
+
+  it("records a pull request closed without merging as closed, from GitHub's own payload", async () => {
+    const closed = await send('pull_request', pullRequestPayload('closed'));
+    expect(closed).toMatchObject({ status: 'ignored', reason: 'closed without merging' });
+    const [row] = await t.services.db.orm.select().from(pullRequests).where(eq(pullRequests.number, 1));
+    expect(row).toMatchObject({ state: 'closed', mergedAt: null });
   });
 });

@@ -24,6 +24,17 @@ describe.each(DATABASE_KINDS)('review_results_diff on %s', (kind) => {
   let reposDir: string;
 
   const get = (url: string, as = headers) => t.app.inject({ method: 'GET', url, headers: as });
+  /** Reviews pull request `pr` with the security reviewer and waits for the run to end. */
+  const review = async (pr: number) => {
+    const started = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/reviews',
+      headers,
+      payload: { pr, reviewers: ['security'] },
+    });
+    expect(started.statusCode, started.body).toBe(202);
+    await settleRuns(t);
+  };
 
   beforeAll(async () => {
     reposDir = makeReposDir();
@@ -46,14 +57,7 @@ describe.each(DATABASE_KINDS)('review_results_diff on %s', (kind) => {
     await worker.start();
     headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/shop') };
     otherHeaders = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/other') };
-    const started = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/reviews',
-      headers,
-      payload: { pr: 1, reviewers: ['security'] },
-    });
-    expect(started.statusCode, started.body).toBe(202);
-    await settleRuns(t);
+    await review(1);
     const passes = (await get('/api/v1/review-results')).json().data;
     expect(passes).toHaveLength(1);
     passId = passes[0].id;
@@ -129,14 +133,7 @@ describe.each(DATABASE_KINDS)('review_results_diff on %s', (kind) => {
       'more',
       'more',
     );
-    const started = await t.app.inject({
-      method: 'POST',
-      url: '/api/v1/reviews',
-      headers,
-      payload: { pr: 2, reviewers: ['security'] },
-    });
-    expect(started.statusCode, started.body).toBe(202);
-    await settleRuns(t);
+    await review(2);
     const unread = (await get('/api/v1/review-results'))
       .json()
       .data.find((p: { id: string }) => p.id !== passId);

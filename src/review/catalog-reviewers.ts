@@ -33,7 +33,7 @@ export function catalogReviewers(env: NodeJS.ProcessEnv = process.env): CatalogR
       id: 'correctness',
       name: 'Correctness rules',
       description:
-        'Floating promises, empty catch, assignment in condition, unreachable code, leftover debug statements; APIs the declared Node, Python or Go version deprecated or removed.',
+        'Floating promises, empty catch, assignment in condition, unreachable code, leftover debug statements, strings compared by reference; APIs the declared Node, Python or Go version deprecated or removed (JavaScript, TypeScript, Python, Go, Java).',
       engine: 'builtin',
       skillId: 'correctness',
       modelPin: 'builtin/rules',

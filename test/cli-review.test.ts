@@ -84,7 +84,7 @@ describe('svc review', { timeout: 120_000 }, () => {
     const repo = repoWithBranch();
     // main moves on after the branch left it: its changes are not the branch's.
     gitIn(repo, ['checkout', '-q', 'main']);
-    commitFiles(repo, { 'src/main-only.ts': 'export const y = eval(process.argv[2]);\n' });
+    commitFiles(repo, { 'src/main-only.ts': 'export const run = (code: string) => eval(code);\n' });
     gitIn(repo, ['checkout', '-q', 'work']);
     const result = await review(repo);
     expect(result.code).toBe(1);
@@ -319,6 +319,31 @@ describe('svc review', { timeout: 120_000 }, () => {
     const result = await review(repo);
     expect(result.code).toBe(3);
     expect(result.stderr).toMatch(/work\.json is not valid JSON/);
+  });
+
+  it('does not report what the change only re-indented, and says so; a new copy is reported', async () => {
+    const repo = makeRepo(makeReposDir(), 'me/app', {
+      'src/load.js':
+        "export function load(items) {\n  console.log('loading', items.length);\n  return items;\n}\n",
+    });
+    gitIn(repo, ['checkout', '-q', '-b', 'work']);
+    commitFiles(repo, {
+      'src/load.js':
+        "export function load(items) {\n  if (items) {\n    console.log('loading', items.length);\n  }\n  return items;\n}\n",
+    });
+    const reindented = await json(repo);
+    expect(reindented.review.findings).toEqual([]);
+    expect(reindented.stderr).toMatch(
+      /builtin_preexisting_not_reported: correctness: 1 finding\(s\) in 1 file\(s\) .* correctness\/debug-statement ×1/,
+    );
+    commitFiles(repo, {
+      'src/load.js':
+        "export function load(items) {\n  if (items) {\n    console.log('loading', items.length);\n    console.log('again', items);\n  }\n  return items;\n}\n",
+    });
+    const added = await json(repo);
+    expect(added.review.findings.map((f: { rule: string; line: number }) => [f.rule, f.line])).toEqual([
+      ['correctness/debug-statement', 4],
+    ]);
   });
 
   it('exits 3 naming git when git is not on the PATH, not as a folder outside a repository', async () => {

@@ -63,6 +63,7 @@ export async function executeReviewer(
       reviewerId: reviewer.key,
       signal: input.signal,
       runtimes: input.runtimes,
+      readBase: input.readBase,
     });
     if (revision) {
       result.skills = result.skills.map((s) => ({

@@ -159,6 +159,7 @@ async function runReviewer(
       reviewerId: reviewer.key,
       signal: input.signal,
       runtimes: input.runtimes,
+      readBase: input.readBase,
     });
   }
   // Only here does the AI SDK load.
@@ -259,6 +260,11 @@ export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalRe
     guidance: context.config.guidance,
     learnings: [],
     runtimes: runtimes.runtimes,
+    // Rule reviewers read the base of a file they found something in (pre-existing findings).
+    readBase: async (basePaths) => {
+      const bytes = await readBlobs(input.dir, input.base, basePaths);
+      return new Map([...bytes].map(([path, content]) => [path, decodeText(content)]));
+    },
     signal,
   };
   await engine;

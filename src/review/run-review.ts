@@ -372,6 +372,11 @@ async function review(
     knowledge: knowledge ? knowledgeBrief(knowledge) : '',
     // Rules that depend on a runtime version run on the versions the repository states.
     runtimes: knowledge?.runtimes ?? [],
+    // Rule reviewers read the base of a file they found something in (pre-existing findings).
+    readBase: async (basePaths: readonly string[]) => {
+      const bytes = await host.readFiles(repo, target.baseSha, basePaths);
+      return new Map([...bytes].map(([path, content]) => [path, decodeText(content)]));
+    },
     signal: ctx.signal,
     // Model reviewers write their prompts and answers (redacted) to the run's transcript.
     transcript: {

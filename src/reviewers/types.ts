@@ -17,9 +17,18 @@ export interface ReviewFile {
   role?: FileRole;
 }
 
+/**
+ * Files as they were at the diff's base, by path (null: no such file, or not text). Rule
+ * reviewers read the base of a file they found something in, to tell a defect the change only
+ * touched (reformatted, re-indented, moved within the file) from one it introduced.
+ */
+export type BaseReader = (paths: readonly string[]) => Promise<Map<string, string | null>>;
+
 export interface ReviewInput {
   diff: Diff;
   files: ReviewFile[];
+  /** The base's files; omitted: every finding on a changed line is reported. */
+  readBase?: BaseReader;
   /** Project guidance (`svc.review.guidance`), repository knowledge and current learnings. */
   guidance: string;
   learnings: string[];

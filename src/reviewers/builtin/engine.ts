@@ -15,9 +15,10 @@ import { pathSelected } from '../../core/globs';
 import type { FindingDraft } from '../../core/review';
 import type { Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage, SkillRule } from '../../skills/catalog';
-import type { ReviewerResult, ReviewFile } from '../types';
+import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
 import { shapeOf } from './flow';
 import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
+import { basePathOf, matchKey, PreexistingCounter, type Touched } from './preexisting';
 import { type RuntimeStatement, RuntimeTargets } from './runtime-version';
 import { scanSecrets, secretSeverity } from './secrets';
 
@@ -36,6 +37,13 @@ export interface BuiltinRunOptions {
    * after every other rule and match (tests count them).
    */
   turnMs?: number;
+  /**
+   * The base's files. A rule finding on a line the change touched is not reported when the same
+   * rule matched the same code (whitespace aside) in the file's base version: the change
+   * re-indented, reformatted or moved it, it did not introduce it (./preexisting.ts). Omitted:
+   * every finding on a changed line is reported.
+   */
+  readBase?: BaseReader | undefined;
 }
 
 /** Files larger than this are not parsed (generated bundles, fixtures); each is a named gap. */
@@ -203,6 +211,8 @@ export async function runBuiltinSkill(
     const compiled = await compileSkill(skill);
     gaps.push(...compiled.invalid);
     const targets = new RuntimeTargets(options.runtimes);
+    const keys = new Map<FindingDraft, string>();
+    const touched: Touched<CompiledRule>[] = [];
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
       const language = ruleLanguageOf(file.diff.path);
       if (!language) return;
@@ -228,12 +238,22 @@ export async function runBuiltinSkill(
         return;
       }
       options.signal.throwIfAborted();
-      findings.push(
-        ...(await runCooperatively(
-          matchFile(file, parsed, rules, options.reviewerId, gaps, targets, options.turnMs ?? TURN_MS),
-        )),
+      const found = await runCooperatively(
+        matchFile(file, parsed, rules, options.reviewerId, gaps, targets, options.turnMs ?? TURN_MS, keys),
       );
+      findings.push(...found);
+      if (found.length > 0 && basePathOf(file) !== null) {
+        const fired = new Set(found.map((f) => f.rule));
+        touched.push({ file, language, rules: rules.filter((r) => fired.has(r.ruleId)), found });
+      }
     });
+    if (options.readBase && touched.length > 0) {
+      const readBase = options.readBase;
+      const dropped = await dropPreexisting(touched, keys, readBase, targets, options, gaps);
+      const kept = findings.filter((f) => !dropped.has(f));
+      findings.length = 0;
+      findings.push(...kept);
+    }
   } else {
     gaps.push({
       code: 'builtin_engine_unsupported',
@@ -252,6 +272,68 @@ export async function runBuiltinSkill(
 }
 
 /**
+ * The findings of `touched` files whose rule matched the same code in the file's base version
+ * (./preexisting.ts). Only the rules that fired run on the base, and only for files they fired
+ * in, so a review with few findings pays next to nothing. Each one not reported is named in a
+ * gap, so nothing is hidden.
+ */
+async function dropPreexisting(
+  touched: Touched<CompiledRule>[],
+  keys: Map<FindingDraft, string>,
+  readBase: BaseReader,
+  targets: RuntimeTargets,
+  options: BuiltinRunOptions,
+  gaps: Gap[],
+): Promise<Set<FindingDraft>> {
+  let bases: Map<string, string | null>;
+  try {
+    bases = await readBase(touched.map((t) => basePathOf(t.file) as string));
+  } catch (error) {
+    gaps.push({
+      code: 'builtin_base_unreadable',
+      message: `the base's files could not be read (${(error as Error).message}), so findings the change only touched are reported too`,
+    });
+    return new Set();
+  }
+  const counter = new PreexistingCounter();
+  for (const { file, language, rules, found } of touched) {
+    options.signal.throwIfAborted();
+    const base = bases.get(basePathOf(file) as string);
+    if (!base || base.length > MAX_FILE_BYTES) continue;
+    // The base as a file whose every line counts, so every match there is kept.
+    const lines = base.split('\n').length;
+    const baseFile: ReviewFile = {
+      ...file,
+      diff: { ...file.diff, changedLines: [{ start: 1, end: lines }] },
+      content: base,
+    };
+    let parsed: ParsedFile;
+    try {
+      parsed = await parseOnce(baseFile, language, base);
+    } catch {
+      continue; // a base that cannot be parsed proves nothing: its findings stay reported
+    }
+    const baseKeys = new Map<FindingDraft, string>();
+    await runCooperatively(
+      matchFile(
+        baseFile,
+        parsed,
+        rules,
+        options.reviewerId,
+        [],
+        targets,
+        options.turnMs ?? TURN_MS,
+        baseKeys,
+      ),
+    );
+    counter.add(file.diff.path, [...baseKeys.values()], found, keys);
+  }
+  const gap = counter.gap();
+  if (gap) gaps.push(gap);
+  return counter.dropped;
+}
+
+/**
  * Runs the rules over one parsed file, yielding every few milliseconds (core/cooperative.ts): a
  * file where hundreds of matches each need a data-flow walk takes hundreds of milliseconds, and the
  * server must go on answering meanwhile.
@@ -264,6 +346,7 @@ function* matchFile(
   gaps: Gap[],
   targets: RuntimeTargets,
   turnMs: number,
+  keys?: Map<FindingDraft, string>,
 ): Steps<FindingDraft[]> {
   const out: FindingDraft[] = [];
   const seen = new Set<string>();
@@ -301,7 +384,7 @@ function* matchFile(
       seen.add(key);
       const { rule } = compiled;
       const body = interpolate(rule.note, node);
-      out.push({
+      const finding: FindingDraft = {
         severity: rule.severity,
         path: file.diff.path,
         line,
@@ -312,7 +395,9 @@ function* matchFile(
         rule: compiled.ruleId,
         category: rule.category,
         reviewer,
-      });
+      };
+      out.push(finding);
+      keys?.set(finding, matchKey(compiled.ruleId, node.text()));
     }
   }
   const firstError = parsed.errors[0];

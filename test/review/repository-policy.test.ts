@@ -107,6 +107,21 @@ describe('repository policy in a review', () => {
     expect(paths.has('src/legacy/old.js')).toBe(true);
     expect(paths.has('qa/smoke.js')).toBe(true);
   });
+
+  it('leaves out what a commit only re-indented, naming it in a gap of the run', async () => {
+    gitIn(repo, ['checkout', '-q', head]);
+    gitIn(repo, ['checkout', '-q', '-b', 'reindent']);
+    const wrapped = `export function run(req) {\n  if (req) {\n    const code = req.query.code;\n    return eval(code);\n  }\n}\n`;
+    commitFiles(repo, { 'src/run.js': wrapped }, 're-indent');
+    const reindented = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    const body = await review({ base: head, head: reindented, reviewers: ['security'] });
+    expect(body.run.status).toBe('completed');
+    expect(body.findings).toEqual([]);
+    expect(body.run.gaps).toContainEqual({
+      code: 'builtin_preexisting_not_reported',
+      message: expect.stringContaining('security/code-injection ×1'),
+    });
+  });
 });
 
 describe('repository knowledge in a review', () => {

@@ -267,7 +267,9 @@ function printResult(engine: string, r: ChildResult, change: GeneratedChange) {
   ] as const) {
     if (!x) continue;
     const t = stepTarget(x, 'ledger');
-    console.log(`  [${engine}] ${label}: ${t.met ? 'met   ' : 'MISSED'} ${t.target}: ${t.measured}`);
+    // A merge of a few findings is over before the probe's next request: nothing to judge.
+    const verdict = t.judged ? (t.met ? 'met   ' : 'MISSED') : 'n/a   ';
+    console.log(`  [${engine}] ${label}: ${verdict} ${t.target}: ${t.measured}`);
   }
 }
 
@@ -481,6 +483,7 @@ function stepTarget(r: Responsiveness, step: string) {
           (at.healthz?.answered ?? 0) + (at.task_read?.answered ?? 0),
         )} requests); event-loop stall max ${fmt(r.steps.find((s) => s.step === step)?.maxLagMs ?? 0)} ms`
       : 'no request fell in the step',
+    judged: at !== undefined,
     met: p99 !== null && p99 < TARGET_RESPONSE_MS,
   };
 }
@@ -519,7 +522,7 @@ function heavySection(heavy: { change: GeneratedChange; outcomes: EngineOutcome[
       out.push(`| ${x.target} | ${o.engine} | ${label} | ${x.measured} | ${x.met ? 'yes' : '**no**'} |`);
       const merge = stepTarget(r, 'ledger');
       out.push(
-        `| ${merge.target} | ${o.engine} | ${label} | ${merge.measured} | ${merge.met ? 'yes' : '**no**'} |`,
+        `| ${merge.target} | ${o.engine} | ${label} | ${merge.measured} | ${merge.judged ? (merge.met ? 'yes' : '**no**') : 'not judged'} |`,
       );
     }
   }

@@ -248,8 +248,7 @@ export async function runBuiltinSkill(
       }
     });
     if (options.readBase && touched.length > 0) {
-      const readBase = options.readBase;
-      const dropped = await dropPreexisting(touched, keys, readBase, targets, options, gaps);
+      const dropped = await dropPreexisting(touched, keys, options.readBase, targets, options, gaps);
       const kept = findings.filter((f) => !dropped.has(f));
       findings.length = 0;
       findings.push(...kept);

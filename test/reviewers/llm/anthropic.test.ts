@@ -9,9 +9,10 @@
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { type LlmReviewerOptions, runLlmReviewer } from '../../../src/reviewers/llm/engine';
-import type { ModelTranscript, ReviewerResult } from '../../../src/reviewers/types';
+import type { ReviewerResult } from '../../../src/reviewers/types';
 import { type AnthropicDouble, answers, startAnthropicDouble } from '../../helpers/anthropic-double';
 import { file, hunk, reviewInput } from './diff-fixtures';
+import { recordingTranscript } from './recording-transcript';
 import { failure } from './run-failure';
 
 const KEY = 'sk-ant-test-key-of-svc';
@@ -281,20 +282,6 @@ describe('Anthropic double: request validation', () => {
 });
 
 // ---------------------------------------------------------------------------------------------
-
-/** A transcript that keeps what it was given, in order, with the first-token moment among it. */
-function recordingTranscript() {
-  const events: { role: string; content: string; data?: Record<string, unknown> }[] = [];
-  const transcript: ModelTranscript = {
-    async write(role, content, data) {
-      events.push({ role, content, ...(data ? { data } : {}) });
-    },
-    firstToken() {
-      events.push({ role: 'first-token', content: '' });
-    },
-  };
-  return { events, transcript };
-}
 
 const FINDING = {
   severity: 'P0',

@@ -6,9 +6,10 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type LlmReviewerOptions, runLlmReviewer } from '../../../src/reviewers/llm/engine';
-import type { ModelTranscript, ReviewerResult } from '../../../src/reviewers/types';
+import type { ReviewerResult } from '../../../src/reviewers/types';
 import { answers, type OpenAIDouble, startOpenAIDouble } from '../../helpers/openai-double';
 import { file, hunk, reviewInput } from './diff-fixtures';
+import { recordingTranscript } from './recording-transcript';
 import { failure } from './run-failure';
 
 let double: OpenAIDouble;
@@ -118,20 +119,6 @@ describe('streamed calls', () => {
     expect(double.requests).toHaveLength(2);
   });
 });
-
-/** A transcript that keeps what it was given, in order, with the first-token moment among it. */
-function recordingTranscript() {
-  const events: { role: string; content: string; data?: Record<string, unknown> }[] = [];
-  const transcript: ModelTranscript = {
-    async write(role, content, data) {
-      events.push({ role, content, ...(data ? { data } : {}) });
-    },
-    firstToken() {
-      events.push({ role: 'first-token', content: '' });
-    },
-  };
-  return { events, transcript };
-}
 
 describe('transcript', () => {
   // An OpenAI key in the shape secretlint detects, assembled here so no key sits in the source.

@@ -3,48 +3,37 @@
  * processes, a SIGKILLed worker's run ends `run_invocation_died` with exactly one replacement,
  * and SIGTERM drains (clean finish within the grace, `run_evicted_by_deploy` past it).
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { and, eq, inArray } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunRow } from '../../src/engine/types';
 import { runMessages, runs, workers } from '../../src/storage/schema';
+import { svcProcesses } from '../helpers/svc-processes';
 import { type Fixture, fixture, settled, waitFor } from './helpers';
 
 const WORKERS = 4;
 
 describe('svc worker processes (PostgreSQL)', () => {
   let f: Fixture;
-  const children: ChildProcess[] = [];
-  const logs = new Map<number, string>();
+  const processes = svcProcesses();
 
   function startWorker(): ChildProcess {
-    const child = spawn(process.execPath, ['bin/svc.mjs', 'worker'], {
-      env: {
-        ...process.env,
-        DATABASE_URL: f.tdb.url,
-        LOG_LEVEL: 'warn',
-        SVC_LEASE_MS: '1000',
-        SVC_HEARTBEAT_MS: '200',
-        SVC_POLL_MS: '200',
-        SVC_SHUTDOWN_GRACE_MS: '1500',
-        SVC_WORKER_CONCURRENCY: '4',
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+    return processes.start(['worker'], {
+      DATABASE_URL: f.tdb.url as string,
+      LOG_LEVEL: 'warn',
+      SVC_LEASE_MS: '1000',
+      SVC_HEARTBEAT_MS: '200',
+      SVC_POLL_MS: '200',
+      SVC_SHUTDOWN_GRACE_MS: '1500',
+      SVC_WORKER_CONCURRENCY: '4',
     });
-    const pid = child.pid ?? -1;
-    logs.set(pid, '');
-    const append = (b: Buffer) => logs.set(pid, (logs.get(pid) ?? '') + b.toString());
-    child.stdout?.on('data', append);
-    child.stderr?.on('data', append);
-    children.push(child);
-    return child;
   }
 
-  const exited = (child: ChildProcess) =>
-    new Promise<number | null>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) resolve(child.exitCode);
-      else child.once('exit', (code) => resolve(code));
-    });
+  /** Resolves with the exit code once the process has exited. */
+  const exited = async (child: ChildProcess) => {
+    await processes.exited(child);
+    return child.exitCode;
+  };
 
   /** The live child process holding this run's lease. */
   async function holderOf(runId: string): Promise<ChildProcess> {
@@ -56,7 +45,7 @@ describe('svc worker processes (PostgreSQL)', () => {
       .select()
       .from(workers)
       .where(eq(workers.id, run.leaseOwner ?? ''));
-    const child = children.find((c) => c.pid === w?.pid);
+    const child = processes.all().find((c) => c.pid === w?.pid);
     if (!child) throw new Error(`run ${runId} is held by ${run.leaseOwner}, not one of our processes`);
     return child;
   }
@@ -88,8 +77,7 @@ describe('svc worker processes (PostgreSQL)', () => {
   }, 60_000);
 
   afterAll(async () => {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    await Promise.all(children.map(exited));
+    await processes.killAll();
     await f?.close();
   });
 

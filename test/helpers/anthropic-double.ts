@@ -65,8 +65,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import {
   pieces,
+  type RawAnswer,
   type StreamMisbehaviour,
   sendJson,
+  sendRaw,
   sleep,
   startLoopbackServer,
   streamPieces,
@@ -490,7 +492,7 @@ export type Answer =
       };
     }
   | { kind: 'error'; status: number; error: AnthropicErrorBody; headers?: Record<string, string> }
-  | { kind: 'raw'; status: number; body: string; contentType?: string }
+  | RawAnswer
   | { kind: 'delay'; ms: number; then: Answer };
 
 type MessageAnswer = Extract<Answer, { kind: 'message' }>;
@@ -776,10 +778,7 @@ export async function startAnthropicDouble(options: AnthropicDoubleOptions = {})
       case 'error':
         return sendError(res, answer.status, answer.error, answer.headers);
       case 'raw':
-        if (res.destroyed) return;
-        res.writeHead(answer.status, { 'content-type': answer.contentType ?? 'application/json' });
-        res.end(answer.body);
-        return;
+        return sendRaw(res, answer);
       case 'message':
         return request.stream ? streamMessage(res, request, answer) : sendMessage(res, request, answer);
     }

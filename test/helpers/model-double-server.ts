@@ -76,6 +76,20 @@ export function sendJson(
   res.end(text);
 }
 
+/** An answer sent byte for byte (a proxy's page, an empty body): what no provider should send. */
+export interface RawAnswer {
+  kind: 'raw';
+  status: number;
+  body: string;
+  contentType?: string;
+}
+
+export function sendRaw(res: ServerResponse, answer: RawAnswer): void {
+  if (res.destroyed) return;
+  res.writeHead(answer.status, { 'content-type': answer.contentType ?? 'application/json' });
+  res.end(answer.body);
+}
+
 /** A request as it arrived: its path without the query, its raw body and that body parsed. */
 export interface ArrivedRequest {
   path: string;

@@ -47,8 +47,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import {
   pieces,
+  type RawAnswer,
   type StreamMisbehaviour,
   sendJson,
+  sendRaw,
   sleep,
   startLoopbackServer,
   streamPieces,
@@ -264,7 +266,7 @@ export type Answer =
       stream?: StreamMisbehaviour;
     }
   | { kind: 'error'; status: number; error: ErrorBody; headers?: Record<string, string> }
-  | { kind: 'raw'; status: number; body: string; contentType?: string }
+  | RawAnswer
   | { kind: 'delay'; ms: number; then: Answer };
 
 export const answers = {
@@ -483,10 +485,7 @@ export async function startOpenAIDouble(options: OpenAIDoubleOptions = {}): Prom
       case 'error':
         return sendJson(res, answer.status, { error: answer.error }, answer.headers);
       case 'raw':
-        if (res.destroyed) return;
-        res.writeHead(answer.status, { 'content-type': answer.contentType ?? 'application/json' });
-        res.end(answer.body);
-        return;
+        return sendRaw(res, answer);
       case 'content': {
         counter++;
         if (request.stream) return streamContent(res, request, answer, `chatcmpl-double${counter}`);

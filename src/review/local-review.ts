@@ -22,6 +22,7 @@ import { deriveKnowledge } from '../knowledge/derive';
 import { VERSION_FILES } from '../knowledge/runtimes';
 import type { ReviewerResult, ReviewFile, ReviewInput } from '../reviewers/types';
 import { type CatalogSkill, loadCatalog } from '../skills/catalog';
+import { baseReader } from './base-reader';
 import { catalogReviewers } from './catalog-reviewers';
 import type { HeadText } from './ledger-reconcile';
 import {
@@ -261,10 +262,7 @@ export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalRe
     learnings: [],
     runtimes: runtimes.runtimes,
     // Rule reviewers read the base of a file they found something in (pre-existing findings).
-    readBase: async (basePaths) => {
-      const bytes = await readBlobs(input.dir, input.base, basePaths);
-      return new Map([...bytes].map(([path, content]) => [path, decodeText(content)]));
-    },
+    readBase: baseReader((basePaths) => readBlobs(input.dir, input.base, basePaths)),
     signal,
   };
   await engine;

@@ -22,6 +22,7 @@ import { type Database, isConnectionLost } from '../storage/database';
 import { newId } from '../storage/ids';
 import { setReviewStatus } from '../storage/review-status';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
+import { baseReader } from './base-reader';
 import { type ReviewConfig, reviewConfigSchema } from './config';
 import { executeReviewer } from './execute-reviewer';
 import { currentLearnings } from './learnings';
@@ -373,10 +374,7 @@ async function review(
     // Rules that depend on a runtime version run on the versions the repository states.
     runtimes: knowledge?.runtimes ?? [],
     // Rule reviewers read the base of a file they found something in (pre-existing findings).
-    readBase: async (basePaths: readonly string[]) => {
-      const bytes = await host.readFiles(repo, target.baseSha, basePaths);
-      return new Map([...bytes].map(([path, content]) => [path, decodeText(content)]));
-    },
+    readBase: baseReader((basePaths) => host.readFiles(repo, target.baseSha, basePaths)),
     signal: ctx.signal,
     // Model reviewers write their prompts and answers (redacted) to the run's transcript.
     transcript: {

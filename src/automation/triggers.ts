@@ -315,10 +315,8 @@ async function countMerge(
   pr: typeof pullRequests.$inferSelect,
 ): Promise<TriggerOutcome> {
   if (pr.mergedAt) return { outcome: 'ignored', reason: 'merge already counted' };
-  await deps.db.orm
-    .update(pullRequests)
-    .set({ mergedAt: new Date(), state: 'merged' })
-    .where(eq(pullRequests.id, pr.id));
+  // Its state is already 'merged': upsertPullRequest took it from the event.
+  await deps.db.orm.update(pullRequests).set({ mergedAt: new Date() }).where(eq(pullRequests.id, pr.id));
   const [updated] = await deps.db.orm
     .update(projects)
     .set({ mergesSinceStudy: sql`${projects.mergesSinceStudy} + 1` })

@@ -242,9 +242,10 @@ export async function runBuiltinSkill(
         matchFile(file, parsed, rules, options.reviewerId, gaps, targets, options.turnMs ?? TURN_MS, keys),
       );
       findings.push(...found);
-      if (found.length > 0 && basePathOf(file) !== null) {
+      const basePath = found.length > 0 ? basePathOf(file) : null;
+      if (basePath !== null) {
         const fired = new Set(found.map((f) => f.rule));
-        touched.push({ file, language, rules: rules.filter((r) => fired.has(r.ruleId)), found });
+        touched.push({ file, basePath, language, rules: rules.filter((r) => fired.has(r.ruleId)), found });
       }
     });
     if (options.readBase && touched.length > 0) {
@@ -286,7 +287,7 @@ async function dropPreexisting(
 ): Promise<Set<FindingDraft>> {
   let bases: Map<string, string | null>;
   try {
-    bases = await readBase(touched.map((t) => basePathOf(t.file) as string));
+    bases = await readBase(touched.map((t) => t.basePath));
   } catch (error) {
     gaps.push({
       code: 'builtin_base_unreadable',
@@ -295,9 +296,9 @@ async function dropPreexisting(
     return new Set();
   }
   const counter = new PreexistingCounter();
-  for (const { file, language, rules, found } of touched) {
+  for (const { file, basePath, language, rules, found } of touched) {
     options.signal.throwIfAborted();
-    const base = bases.get(basePathOf(file) as string);
+    const base = bases.get(basePath);
     if (!base || base.length > MAX_FILE_BYTES) continue;
     // The base as a file whose every line counts, so every match there is kept.
     const lines = base.split('\n').length;

@@ -19,6 +19,8 @@ import type { ReviewFile } from '../types';
 /** A file with findings, the rules that made them, and the findings themselves. */
 export interface Touched<Rule> {
   file: ReviewFile;
+  /** Where the file was at the base (basePathOf). */
+  basePath: string;
   language: RuleLanguage;
   rules: Rule[];
   found: FindingDraft[];

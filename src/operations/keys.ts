@@ -53,6 +53,8 @@ const create = defineOperation({
     kind: z.enum(['workspace', 'project', 'personal']).default('workspace'),
     project_id: z
       .string()
+      .min(1)
+      .max(200)
       .optional()
       .describe('Required for kind `project`: the project the key is pinned to.'),
   }),

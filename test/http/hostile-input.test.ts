@@ -93,6 +93,21 @@ describe('hostile input', () => {
     expectEnvelope(await unknown.text(), 'not_found');
   });
 
+  it('refuses an empty project_id on a new key with 400, minting nothing', async () => {
+    for (const kind of ['workspace', 'project'] as const) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/api/v1/keys',
+        headers: bearer(t.workspaceKey),
+        payload: { name: 'empty project', kind, project_id: '' },
+      });
+      expect(res.statusCode, res.body).toBe(400);
+      expectEnvelope(res.body, 'validation_failed');
+    }
+    const keys = await t.app.inject({ method: 'GET', url: '/api/v1/keys', headers: bearer(t.workspaceKey) });
+    expect(keys.json().data.map((k: { name: string }) => k.name)).not.toContain('empty project');
+  });
+
   const raw = (request: string) =>
     new Promise<string>((resolve, reject) => {
       const socket = connect(port, '127.0.0.1', () => socket.write(request));

@@ -11,7 +11,7 @@ import { ApiError } from '../core/errors';
 import { findingRecord } from '../review/service';
 import { findings, pullRequests, reviewResults } from '../storage/schema';
 import { defineOperation, type OperationContext } from './registry';
-import { iso, listOf, listQuery, timestamp } from './schemas/common';
+import { decimalParam, iso, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
 
 const idParams = z.strictObject({ id: z.string().min(1).max(200).describe('Record id.') });
@@ -99,7 +99,7 @@ const pullRequestsList = defineOperation({
     "List the project's pull requests, most recently created first; filter by `number` or `review_status`.",
   scope: 'project',
   query: listQuery.extend({
-    number: z.coerce.number().int().min(1).optional(),
+    number: decimalParam(z.int().min(1).optional()),
     review_status: z.enum(REVIEW_STATUSES).optional(),
   }),
   response: listOf(pullRequestRecord),

@@ -16,7 +16,7 @@ import { repoPathSchema } from '../core/git-grammar';
 import type { DiffFile } from '../core/review';
 import { projects, pullRequests, reviewResults } from '../storage/schema';
 import { defineOperation, type Operation, type OperationContext } from './registry';
-import { listOf } from './schemas/common';
+import { decimalParam, listOf } from './schemas/common';
 import type { Services } from './services';
 
 const diffLine = z.object({
@@ -57,7 +57,7 @@ const diffQuery = z.strictObject({
   path: repoPathSchema
     .optional()
     .describe('Only this file (its new or old path); the console asks per file it shows.'),
-  limit: z.coerce.number().int().min(1).max(100).default(20).describe('Files per page, 1-100 (default 20).'),
+  limit: decimalParam(z.int().min(1).max(100).default(20)).describe('Files per page, 1-100 (default 20).'),
   cursor: z.string().min(1).max(100).optional().describe('Opaque cursor from `next_cursor`.'),
 });
 

@@ -21,10 +21,10 @@
  * `webhooks_busy` with Retry-After, from its headers. Any answer sent before the body arrived
  * closes the connection, so the rest of that body is not kept reading.
  */
-import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import client from 'prom-client';
 import { ApiError } from '../core/errors';
+import { nestingRefusal } from '../core/json-nesting';
 import {
   acceptDelivery,
   checkSignature,
@@ -35,6 +35,7 @@ import {
 import type { Services } from '../operations/services';
 import { ensureWorkspace } from '../storage/keys';
 import { InFlightBudget } from './inflight-budget';
+import { closeIfBodyUnread } from './linger';
 
 export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
 
@@ -85,13 +86,7 @@ export async function mountWebhooks(
     const budget = new InFlightBudget(services.config.webhookInflightBytes);
     budgets.set(app, budget);
 
-    // An answer sent before the whole body arrived closes the connection (after a short linger):
-    // otherwise Node would read and discard the rest of that body for as long as it takes.
-    scope.addHook('onSend', async (request, reply) => {
-      if (request.raw.complete) return;
-      reply.header('connection', 'close');
-      closeAfterLinger(request.raw);
-    });
+    scope.addHook('onSend', closeIfBodyUnread);
 
     // Runs after the header checks and before a byte of the body is read. A chunked body
     // declares no length: it may be as long as the limit, so that is what it takes.
@@ -173,14 +168,17 @@ export async function mountWebhooks(
           new ApiError('validation_failed', 'X-GitHub-Delivery is missing (or longer than 200 characters)'),
         );
       }
-      const payload = parseDeliveryBody(raw, request.headers['content-type']);
-      if (!payload) {
+      const parsed = parseDeliveryBody(raw, request.headers['content-type']);
+      if ('problem' in parsed) {
         return reject(
           request,
-          'body_unreadable',
-          new ApiError('invalid_json', 'the delivery body is not a JSON object'),
+          parsed.problem,
+          parsed.problem === 'body_too_deep'
+            ? new ApiError('validation_failed', nestingRefusal('the delivery body'))
+            : new ApiError('invalid_json', 'the delivery body is not a JSON object'),
         );
       }
+      const { payload } = parsed;
 
       const accepted = await acceptDelivery(services.db, services.engine, {
         id: deliveryId,
@@ -231,28 +229,6 @@ export function registerWebhookMetrics(
       for (const { reason, n } of counts) this.inc({ reason }, n);
     },
   });
-}
-
-/** How long a connection answered before its body arrived still drains what the client sends. */
-const LINGER_MS = 2_000;
-
-/**
- * Replaces the plain close Node makes after a `Connection: close` answer with a lingering one
- * (as web servers do): the answer and a FIN go out, what the client is still sending is read and
- * dropped for at most LINGER_MS, then the socket is destroyed. Closing at once, with the
- * client's unread bytes in the kernel buffer, sends a reset that can destroy the answer before
- * the client reads it. Nothing is buffered while lingering.
- */
-function closeAfterLinger(raw: IncomingMessage): void {
-  const socket = raw.socket;
-  socket.destroySoon = () => {
-    raw.unpipe();
-    raw.resume();
-    socket.end();
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-  };
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

@@ -1,7 +1,7 @@
 /** Receiving GitHub webhooks: signatures, storage of deliveries, the handler registry, the task kind. */
 export { type Accepted, acceptDelivery } from './deliveries';
 export { registerInstallationHandlers } from './installations';
-export { deliveryFacts, type Json, parseDeliveryBody } from './payload';
+export { deliveryFacts, type Json, type ParsedDelivery, parseDeliveryBody } from './payload';
 export { WEBHOOK_IGNORED_GAP, webhookTaskHandler } from './process';
 export {
   findWebhookHandler,

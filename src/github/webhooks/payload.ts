@@ -4,6 +4,7 @@
  * value and answers undefined for what is missing or of the wrong type. Handlers that need a
  * field decide themselves what its absence means (usually: ignored, with the reason).
  */
+import { nestsDeeperThan } from '../../core/json-nesting';
 
 export type Json = Record<string, unknown>;
 
@@ -55,20 +56,26 @@ export function deliveryFacts(payload: Json): DeliveryFacts {
   };
 }
 
+/** A delivery body read: its payload, or why it cannot be one. */
+export type ParsedDelivery = { payload: Json } | { problem: 'body_unreadable' | 'body_too_deep' };
+
 /**
  * Parses a delivery body: JSON (`application/json`) or GitHub's form encoding
  * (`application/x-www-form-urlencoded` with the JSON in `payload`). Any JSON object is
- * accepted; anything else answers null.
+ * accepted; JSON nested deeper than JSON_NESTING_LIMIT is refused before it is parsed (every
+ * later walk over it would recurse once per level), anything else that is not a JSON object is
+ * unreadable.
  */
-export function parseDeliveryBody(raw: Buffer, contentType: string | undefined): Json | null {
+export function parseDeliveryBody(raw: Buffer, contentType: string | undefined): ParsedDelivery {
   let text = raw.toString('utf8');
   if (contentType?.toLowerCase().startsWith('application/x-www-form-urlencoded')) {
     text = new URLSearchParams(text).get('payload') ?? '';
   }
+  if (nestsDeeperThan(text)) return { problem: 'body_too_deep' };
   try {
     const value: unknown = JSON.parse(text);
-    return isObject(value) ? value : null;
+    return isObject(value) ? { payload: value } : { problem: 'body_unreadable' };
   } catch {
-    return null;
+    return { problem: 'body_unreadable' };
   }
 }

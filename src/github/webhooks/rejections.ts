@@ -17,6 +17,8 @@ export type RejectionReason =
   | 'delivery_id_missing'
   | 'event_missing'
   | 'body_unreadable'
+  /** JSON nested deeper than JSON_NESTING_LIMIT, refused before parsing. */
+  | 'body_too_deep'
   /** The in-flight body budget (SVC_WEBHOOK_INFLIGHT_BYTES) had no room for the body. */
   | 'over_budget';
 

@@ -31,6 +31,20 @@ export interface Config {
    */
   webhookInflightBytes: number;
   /**
+   * The pace a webhook body must keep, so a trickle cannot hold the in-flight budget:
+   * SVC_WEBHOOK_BODY_GRACE_MS (default 2000) after its headers, a body must have arrived at
+   * SVC_WEBHOOK_MIN_BYTES_PER_S (default 1024) on average since the grace ended, or it is
+   * answered 408 and its connection closed (0 turns the check off). SVC_WEBHOOK_SOURCE_SHARE
+   * (default 0.25): the fraction of the budget the bodies of one client address may hold at once
+   * (never less than one body of SVC_WEBHOOK_BODY_LIMIT; 1 turns it off).
+   */
+  webhookPace: { graceMs: number; minBytesPerS: number; sourceShare: number };
+  /**
+   * SVC_KEY_LOOKUP_CONCURRENCY, default 64: API keys not in the process's cache looked up in the
+   * database at once; past it such requests are answered 503 `authentication_busy`. 0: no cap.
+   */
+  keyLookupConcurrency: number;
+  /**
    * Slow and idle clients: SVC_REQUEST_TIMEOUT_MS (default 30 s) for a whole request, headers
    * and body; SVC_HEADERS_TIMEOUT_MS (default 10 s) for its headers; SVC_IDLE_TIMEOUT_MS (default
    * 60 s) for a connection with no traffic. 0 turns one off.
@@ -78,6 +92,14 @@ function webhookInflightBytes(env: NodeJS.ProcessEnv): number {
   return budget;
 }
 
+function share(value: string | undefined): number {
+  const fraction = int(value, 0.25, 'SVC_WEBHOOK_SOURCE_SHARE');
+  if (fraction === 0 || fraction > 1) {
+    throw new Error(`SVC_WEBHOOK_SOURCE_SHARE must be a fraction in (0, 1], got "${value}"`);
+  }
+  return fraction;
+}
+
 /**
  * Limits read where they are used (the LLM engine from `env`, git from process.env), checked
  * here too so that a mistyped value fails the start instead of a run hours later.
@@ -101,6 +123,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: int(env.SVC_BODY_LIMIT, 1024 * 1024, 'SVC_BODY_LIMIT'),
     webhookBodyLimit: int(env.SVC_WEBHOOK_BODY_LIMIT, 5 * 1024 * 1024, 'SVC_WEBHOOK_BODY_LIMIT'),
     webhookInflightBytes: webhookInflightBytes(env),
+    webhookPace: {
+      graceMs: int(env.SVC_WEBHOOK_BODY_GRACE_MS, 2_000, 'SVC_WEBHOOK_BODY_GRACE_MS'),
+      minBytesPerS: int(env.SVC_WEBHOOK_MIN_BYTES_PER_S, 1024, 'SVC_WEBHOOK_MIN_BYTES_PER_S'),
+      sourceShare: share(env.SVC_WEBHOOK_SOURCE_SHARE),
+    },
+    keyLookupConcurrency: int(env.SVC_KEY_LOOKUP_CONCURRENCY, 64, 'SVC_KEY_LOOKUP_CONCURRENCY'),
     timeouts: {
       requestMs: int(env.SVC_REQUEST_TIMEOUT_MS, 30_000, 'SVC_REQUEST_TIMEOUT_MS'),
       headersMs: int(env.SVC_HEADERS_TIMEOUT_MS, 10_000, 'SVC_HEADERS_TIMEOUT_MS'),

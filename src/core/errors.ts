@@ -30,6 +30,8 @@ export const API_ERROR_STATUS = {
   repository_unreadable: 503,
   /** The code host could not be reached, or the service has no client for the project's installation. */
   code_host_unavailable: 503,
+  /** Too many unverified API keys are being looked up at once (SVC_KEY_LOOKUP_CONCURRENCY): retry later. */
+  authentication_busy: 503,
   /** The database dropped or refused the connection (a restart, a failover): retry after `Retry-After`. */
   database_unavailable: 503,
 } as const;

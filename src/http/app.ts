@@ -10,12 +10,14 @@ import { RejectionTally } from '../github/webhooks';
 import { OPERATIONS } from '../operations';
 import { fastifyPath, isWrite, type Operation, type OperationContext } from '../operations/registry';
 import type { Services } from '../operations/services';
-import { authenticate, resolveProject } from './auth';
+import { resolveProject } from './auth';
 import { type ConsoleOptions, mountConsole } from './console';
 import { mountDiscovery } from './discovery';
 import { answerClientError, newRequestId, sendError } from './errors';
 import { withIdempotency } from './idempotency';
 import { type KeyGuard, KeyTaken, withIdempotentAcknowledgement } from './idempotent-ack';
+import { principalOf, requireKey } from './key-check';
+import { closeIfBodyUnread } from './linger';
 import { parseJsonWithNestingLimit } from './json-body';
 import { mountOps } from './ops-routes';
 import { describeBadQueryEncoding, describeUnsafeInput } from './unsafe-strings';
@@ -29,6 +31,9 @@ export interface AppOptions {
   console?: ConsoleOptions;
 }
 
+/** How often Node sweeps connections for the header and request timeouts. */
+const CONNECTIONS_CHECK_MS = 500;
+
 export async function buildApp(services: Services, options: AppOptions = {}): Promise<FastifyInstance> {
   const operations = options.operations ?? OPERATIONS;
   // Typed as the plain instance: routes opt into the zod type provider one by one.
@@ -39,6 +44,10 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
     genReqId: newRequestId,
     requestTimeout: timeouts.requestMs,
     connectionTimeout: timeouts.idleMs,
+    // Node enforces the header and request timeouts only when it sweeps its connections (every
+    // 30 s by default, so a 10 s header timeout closed at ~40 s): sweep often enough that each
+    // holds to within half a second.
+    http: { connectionsCheckingInterval: CONNECTIONS_CHECK_MS },
     // Errors Fastify raises before routing (a URL that is not valid percent-encoding) and those
     // Node's HTTP parser raises before Fastify (431, framing, timeouts) get the envelope too.
     frameworkErrors: (error, request, reply) => sendError(reply, request, error),
@@ -101,6 +110,9 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
   app.withTypeProvider<ZodTypeProvider>().route({
     method: op.method,
     url: fastifyPath(op.path),
+    // The key is checked from the headers, before the body is read (key-check.ts).
+    ...(op.scope === 'public' ? {} : { onRequest: requireKey(services) }),
+    onSend: closeIfBodyUnread,
     schema: {
       operationId: op.tool,
       summary: op.summary,
@@ -116,7 +128,7 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
       const principal =
         op.scope === 'public'
           ? { keyId: 'public', kind: 'workspace' as const, workspaceId: '', pinnedProjectId: null }
-          : await authenticate(services.db, request.headers.authorization, services.config.keyCacheMs);
+          : principalOf(request);
       if (op.workspaceWrite && principal.pinnedProjectId) {
         throw new ApiError(
           'forbidden',

@@ -5,17 +5,30 @@
 import { ApiError } from '../core/errors';
 import { keyDigest, keyKindOf, type Principal } from '../core/keys';
 import type { Database } from '../storage/database';
-import { findActiveKey, projectInWorkspace } from '../storage/lookups';
+import { cachedActiveKey, findActiveKey, projectInWorkspace } from '../storage/lookups';
+import type { LookupGate } from './lookup-gate';
 
 /**
  * The principal of a bearer key. `keyCacheMs` is SVC_KEY_CACHE_MS: how long a key read from the
  * database may be reused by this process (undefined: the default for the database's kind).
+ * `lookups`, when given, rations the database reads of keys that are not cached.
  */
 export async function authenticate(
   db: Database,
   authorization: string | undefined,
   keyCacheMs?: number,
+  lookups?: LookupGate,
 ): Promise<Principal> {
+  const secret = bearerSecret(authorization);
+  const digest = keyDigest(secret);
+  const read = () => findActiveKey(db, digest, keyCacheMs);
+  const key = cachedActiveKey(db, digest) ?? (lookups ? await lookups.run(read) : await read());
+  if (!key) throw new ApiError('unauthenticated', 'invalid or revoked API key');
+  return { keyId: key.id, kind: key.kind, workspaceId: key.workspaceId, pinnedProjectId: key.projectId };
+}
+
+/** The secret of a bearer Authorization header; refused (401) when missing or malformed, free of I/O. */
+function bearerSecret(authorization: string | undefined): string {
   if (!authorization) {
     throw new ApiError('unauthenticated', 'missing Authorization header; send "Authorization: Bearer <key>"');
   }
@@ -25,9 +38,7 @@ export async function authenticate(
   }
   const secret = match[1];
   if (!keyKindOf(secret)) throw new ApiError('unauthenticated', 'invalid API key');
-  const key = await findActiveKey(db, keyDigest(secret), keyCacheMs);
-  if (!key) throw new ApiError('unauthenticated', 'invalid or revoked API key');
-  return { keyId: key.id, kind: key.kind, workspaceId: key.workspaceId, pinnedProjectId: key.projectId };
+  return secret;
 }
 
 /**

@@ -21,7 +21,6 @@
  * `webhooks_busy` with Retry-After, from its headers. Any answer sent before the body arrived
  * closes the connection, so the rest of that body is not kept reading.
  */
-import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import client from 'prom-client';
 import { ApiError } from '../core/errors';
@@ -36,6 +35,7 @@ import {
 import type { Services } from '../operations/services';
 import { ensureWorkspace } from '../storage/keys';
 import { InFlightBudget } from './inflight-budget';
+import { closeIfBodyUnread } from './linger';
 
 export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
 
@@ -86,13 +86,7 @@ export async function mountWebhooks(
     const budget = new InFlightBudget(services.config.webhookInflightBytes);
     budgets.set(app, budget);
 
-    // An answer sent before the whole body arrived closes the connection (after a short linger):
-    // otherwise Node would read and discard the rest of that body for as long as it takes.
-    scope.addHook('onSend', async (request, reply) => {
-      if (request.raw.complete) return;
-      reply.header('connection', 'close');
-      closeAfterLinger(request.raw);
-    });
+    scope.addHook('onSend', closeIfBodyUnread);
 
     // Runs after the header checks and before a byte of the body is read. A chunked body
     // declares no length: it may be as long as the limit, so that is what it takes.
@@ -235,28 +229,6 @@ export function registerWebhookMetrics(
       for (const { reason, n } of counts) this.inc({ reason }, n);
     },
   });
-}
-
-/** How long a connection answered before its body arrived still drains what the client sends. */
-const LINGER_MS = 2_000;
-
-/**
- * Replaces the plain close Node makes after a `Connection: close` answer with a lingering one
- * (as web servers do): the answer and a FIN go out, what the client is still sending is read and
- * dropped for at most LINGER_MS, then the socket is destroyed. Closing at once, with the
- * client's unread bytes in the kernel buffer, sends a reset that can destroy the answer before
- * the client reads it. Nothing is buffered while lingering.
- */
-function closeAfterLinger(raw: IncomingMessage): void {
-  const socket = raw.socket;
-  socket.destroySoon = () => {
-    raw.unpipe();
-    raw.resume();
-    socket.end();
-    const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-    timer.unref();
-    socket.once('close', () => clearTimeout(timer));
-  };
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

@@ -8,7 +8,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors';
-import { authenticate } from '../http/auth';
+import { requireKey } from '../http/key-check';
+import { closeIfBodyUnread } from '../http/linger';
 import type { Operation } from '../operations/registry';
 import type { Services } from '../operations/services';
 import type { ToolCaller } from './server';
@@ -38,15 +39,19 @@ export function parseBody(text: string): unknown {
 }
 
 export async function mountMcp(app: FastifyInstance, services: Services, operations: readonly Operation[]) {
+  const checkKey = requireKey(services);
   app.route({
     method: ['POST', 'GET', 'DELETE'],
     url: MCP_PATH,
     schema: { hide: true },
     // Tool arguments are checked when each call is built (toolRequest), answering a tool error.
     config: { checksOwnBody: true },
+    // The key is checked from the headers, before the body is read (key-check.ts); each tool
+    // call is then injected with that same key.
+    onRequest: (request, reply) => checkKey(request, reply),
+    onSend: (request, reply) => closeIfBodyUnread(request, reply),
     handler: async (request, reply) => {
       const authorization = request.headers.authorization;
-      await authenticate(services.db, authorization, services.config.keyCacheMs);
       if (request.method !== 'POST') {
         reply.header('allow', 'POST');
         throw new ApiError(

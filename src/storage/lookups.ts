@@ -77,6 +77,15 @@ function keyTtlMs(db: Database, configured: number | undefined): number {
 }
 
 /**
+ * The key with this digest if this process has it cached and the cache may still be trusted;
+ * undefined when only the database can tell (callers then ration their reads).
+ */
+export function cachedActiveKey(db: Database, digest: string): ActiveKey | undefined {
+  const cached = state(db).keys.get(digest);
+  return cached && cached.expiresAt > Date.now() ? cached.key : undefined;
+}
+
+/**
  * The unrevoked key with this digest, or null. `cacheMs` bounds how long an answer is reused
  * (SVC_KEY_CACHE_MS; 0: never); undefined is the default for the database's kind.
  */

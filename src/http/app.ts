@@ -16,10 +16,11 @@ import { mountDiscovery } from './discovery';
 import { answerClientError, newRequestId, sendError } from './errors';
 import { withIdempotency } from './idempotency';
 import { type KeyGuard, KeyTaken, withIdempotentAcknowledgement } from './idempotent-ack';
+import { parseJsonWithNestingLimit } from './json-body';
 import { principalOf, requireKey } from './key-check';
 import { closeIfBodyUnread } from './linger';
-import { parseJsonWithNestingLimit } from './json-body';
 import { mountOps } from './ops-routes';
+import { addSecurityHeaders } from './security-headers';
 import { describeBadQueryEncoding, describeUnsafeInput } from './unsafe-strings';
 import { mountWebhooks } from './webhooks';
 
@@ -67,6 +68,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // Bodies are JSON only: without this, Fastify would accept text/plain bodies as strings.
   app.removeContentTypeParser('text/plain');
   parseJsonWithNestingLimit(app);
+  addSecurityHeaders(app, operations);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

@@ -8,6 +8,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors, isResponseSerializationError } from 'fastify-type-provider-zod';
 import { API_ERROR_STATUS, ApiError, type ApiErrorCode } from '../core/errors';
 import { isConnectionLost } from '../storage/database';
+import { NOSNIFF } from './security-headers';
 
 export interface ErrorEnvelope {
   error: { code: string; message: string; request_id: string; details?: unknown };
@@ -93,6 +94,8 @@ export function sendError(reply: FastifyReply, request: FastifyRequest, error: u
   else if (apiError.code === 'database_unavailable') request.log.warn({ err: error }, apiError.message);
   else request.log.info({ code: apiError.code }, apiError.message);
   if (apiError.code === 'database_unavailable') reply.header('retry-after', String(DATABASE_RETRY_AFTER_S));
+  // Also here: an answer to a URL Fastify cannot route (frameworkErrors) passes no onSend hook.
+  reply.header(NOSNIFF.name, NOSNIFF.value);
   return reply
     .code(API_ERROR_STATUS[apiError.code])
     .type('application/json')
@@ -136,6 +139,6 @@ export function answerClientError(error: Error & { code?: string }, socket: Sock
   };
   const body = JSON.stringify(envelope(answer.code, answer.message, newRequestId()));
   socket.end(
-    `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    `HTTP/1.1 ${answer.status} ${answer.reason}\r\nContent-Type: application/json\r\n${NOSNIFF.name}: ${NOSNIFF.value}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );
 }

@@ -2,8 +2,8 @@
  * What the OpenAPI document says of each operation besides its zod schemas: the `Authorization`
  * it needs (the `bearer` scheme), the request headers svc reads (`Project-ID`,
  * `Idempotency-Key`, `If-Match`), every error status it can answer with the envelope narrowed to
- * that status's codes, the response headers (`X-Request-Id`, `ETag`, `Idempotent-Replayed`,
- * `Retry-After`), the other success status a create may answer, and
+ * that status's codes, the response headers (`X-Request-Id`, `X-Content-Type-Options`, `ETag`,
+ * `Idempotent-Replayed`, `Retry-After`, `Cache-Control` on an answer carrying a secret), the other success status a create may answer, and
  * `x-svc-status: not_implemented` (with its 501) for an operation not built yet. Also the routes
  * that are not operations but a client meets without a key (health, metrics, discovery).
  * Added to the document only: requests are still checked by the handlers, whose answers these
@@ -88,6 +88,14 @@ const HEADERS: Record<string, Json> = {
     description: 'The request id (`req_…`), also in an error body and the service logs.',
     schema: { type: 'string' },
   },
+  ContentTypeOptions: {
+    description: 'Always `nosniff`: a browser reads the body only as its declared content type.',
+    schema: { type: 'string', enum: ['nosniff'] },
+  },
+  CacheControlNoStore: {
+    description: 'The answer carries a secret shown once: no cache may keep it.',
+    schema: { type: 'string', enum: ['no-store'] },
+  },
   RetryAfter: {
     description: 'Seconds to wait before retrying, when the service knows.',
     schema: { type: 'string', pattern: '^[0-9]+$' },
@@ -100,6 +108,12 @@ const HEADERS: Record<string, Json> = {
     description: 'Present when the answer replays an earlier request with the same `Idempotency-Key`.',
     schema: { type: 'string', enum: ['true'] },
   },
+};
+
+/** The headers every answer carries, success or error, operation or not. */
+const EVERY_ANSWER_HEADERS = {
+  'X-Request-Id': ref('headers', 'RequestId'),
+  'X-Content-Type-Options': ref('headers', 'ContentTypeOptions'),
 };
 
 const PARAMETERS: Record<string, Json> = {
@@ -163,7 +177,7 @@ function components() {
         .map((c) => `\`${c}\``)
         .join(', ')}.`,
       headers: {
-        'X-Request-Id': ref('headers', 'RequestId'),
+        ...EVERY_ANSWER_HEADERS,
         ...(status === 503 ? { 'Retry-After': ref('headers', 'RetryAfter') } : {}),
       },
       content: { 'application/json': { schema: ref('schemas', `Error${status}`) } },
@@ -181,7 +195,8 @@ function carriesETag(op: Operation, operations: readonly Operation[]): boolean {
 
 function successHeaders(op: Operation, operations: readonly Operation[]): Json {
   return {
-    'X-Request-Id': ref('headers', 'RequestId'),
+    ...EVERY_ANSWER_HEADERS,
+    ...(op.answersSecret ? { 'Cache-Control': ref('headers', 'CacheControlNoStore') } : {}),
     ...(carriesETag(op, operations) ? { ETag: ref('headers', 'ETag') } : {}),
     ...(isWrite(op) && op.scope !== 'public'
       ? { 'Idempotent-Replayed': ref('headers', 'IdempotentReplayed') }
@@ -384,8 +399,7 @@ export function withHttpContract(doc: OpenApiDocument, operations: readonly Oper
   doc.security = [{ bearer: [] }];
   for (const [path, item] of Object.entries(structuredClone(PUBLIC_ROUTES))) {
     for (const entry of Object.values(item)) {
-      for (const response of Object.values(entry.responses))
-        response.headers = { 'X-Request-Id': ref('headers', 'RequestId') };
+      for (const response of Object.values(entry.responses)) response.headers = { ...EVERY_ANSWER_HEADERS };
       for (const s of [400, 408, 431, 500]) entry.responses[s] ??= ref('responses', `Error${s}`);
     }
     doc.paths[path] = { ...doc.paths[path], ...item };

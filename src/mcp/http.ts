@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors';
 import { requireKey } from '../http/key-check';
 import { closeIfBodyUnread } from '../http/linger';
+import { NOSNIFF } from '../http/security-headers';
 import type { Operation } from '../operations/registry';
 import type { Services } from '../operations/services';
 import type { ToolCaller } from './server';
@@ -69,6 +70,11 @@ export async function mountMcp(app: FastifyInstance, services: Services, operati
         sessionIdGenerator: undefined,
         enableJsonResponse: true,
       });
+      // The transport writes the answer itself, past Fastify's onSend hooks: it still carries the
+      // headers every answer does (X-Request-Id, nosniff).
+      for (const [name, value] of Object.entries(reply.getHeaders()))
+        if (value !== undefined) reply.raw.setHeader(name, value);
+      reply.raw.setHeader(NOSNIFF.name, NOSNIFF.value);
       reply.hijack();
       reply.raw.on('close', () => {
         void transport.close();

@@ -59,6 +59,7 @@ const create = defineOperation({
       .describe('Required for kind `project`: the project the key is pinned to.'),
   }),
   response: keyRecord.extend({ secret: z.string().describe('Shown once.') }),
+  answersSecret: true,
   handler: async ({ body }, ctx) => {
     requireUnpinned(ctx);
     if ((body.kind === 'project') !== Boolean(body.project_id)) {

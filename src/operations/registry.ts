@@ -82,6 +82,11 @@ export interface OperationSpec<
    * held `in_progress` around the handler.
    */
   acknowledgement?: boolean;
+  /**
+   * True when the answer carries a secret (a new key): it is sent with `Cache-Control: no-store`
+   * (src/http/security-headers.ts), and the OpenAPI document says so.
+   */
+  answersSecret?: boolean;
   handler: (
     input: {
       params: P extends AnyObject ? z.infer<P> : Record<string, never>;

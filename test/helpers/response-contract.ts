@@ -2,7 +2,8 @@
  * The response contract: every answer an in-process svc gives a test must be one its served
  * OpenAPI document describes — a status the operation lists, a body that validates against the
  * schema of that status, and the svc headers (`ETag`, `Idempotent-Replayed`, `Retry-After`,
- * `X-Request-Id`) only where that status declares them, in their declared form. Answers of
+ * `X-Request-Id`, `X-Content-Type-Options`, `Cache-Control`) only where that status declares
+ * them, in their declared form. Answers of
  * routes the document does not describe (webhooks, MCP, the console, unknown paths) are held to
  * the error envelope when they are JSON errors.
  *
@@ -36,7 +37,14 @@ export interface ObservedResponse {
 }
 
 /** Headers svc sets whose presence and form the document describes. */
-const DESCRIBED_HEADERS = ['etag', 'idempotent-replayed', 'retry-after', 'x-request-id'];
+const DESCRIBED_HEADERS = [
+  'cache-control',
+  'etag',
+  'idempotent-replayed',
+  'retry-after',
+  'x-content-type-options',
+  'x-request-id',
+];
 
 const pointer = (...parts: string[]) =>
   parts.map((p) => p.replaceAll('~', '~0').replaceAll('/', '~1')).join('/');

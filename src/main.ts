@@ -9,6 +9,7 @@ import { codeHostLifecycle } from './automation/lifecycle';
 import { announceApiReview } from './automation/triggers';
 import { type CodeHostsOptions, createCodeHosts } from './codehost';
 import type { Config } from './config';
+import { redactKeys, redactUrl } from './core/log-redaction';
 import { Engine } from './engine/engine';
 import { knowledgeRefreshHandler } from './engine/kinds/knowledge-refresh';
 import { followedByScorecard, quickActionHandler, scorecardHandler } from './engine/kinds/scorecard';
@@ -43,11 +44,39 @@ export function createLogger(config: Pick<Config, 'logLevel'>, destination?: Nod
     {
       level: config.logLevel,
       base: { svc: true },
-      // A failed statement's bound values (key digests, payloads) never reach a log line.
-      serializers: { err: (error: unknown) => pino.stdSerializers.err(withoutBoundValues(error) as Error) },
+      serializers: {
+        // A failed statement's bound values (key digests, payloads) never reach a log line.
+        err: (error: unknown) => pino.stdSerializers.err(withoutBoundValues(error) as Error),
+        // Fastify's request line, with a credential sent in the URL redacted (log-redaction.ts).
+        req: (request: LoggedRequest) => ({
+          method: request.method,
+          url: redactUrl(request.url ?? ''),
+          host: request.host,
+          remoteAddress: request.ip,
+          remotePort: request.socket?.remotePort,
+        }),
+      },
+      // And an svc key a message quotes (a path or value echoed back) is redacted there too.
+      hooks: {
+        logMethod(args, method) {
+          method.apply(
+            this,
+            args.map((arg) => (typeof arg === 'string' ? redactKeys(arg) : arg)) as Parameters<typeof method>,
+          );
+        },
+      },
     },
     destination ?? pino.destination(2),
   );
+}
+
+/** The fields of a Fastify request its log line shows. */
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  host?: string;
+  ip?: string;
+  socket?: { remotePort?: number };
 }
 
 export interface ServiceOptions {

@@ -130,7 +130,6 @@ async function resolveTarget(
       headRef: pr.headRef,
       baseSha: pr.baseSha,
       headSha: pr.headSha,
-      reviewStatus: 'planning',
       updatedAt: now,
     };
     const [row] = await ctx.db.orm
@@ -144,6 +143,8 @@ async function resolveTarget(
       })
       .onConflictDoUpdate({ target: [pullRequests.projectId, pullRequests.number], set: fields })
       .returning();
+    // Through setReviewStatus, like every move: the move back to planning is on the timeline too.
+    await setReviewStatus(ctx.db, row?.id ?? null, 'planning', { runId: ctx.run.id });
     // GitHub shows a pull request's changes against the merge base, and so do we.
     return {
       pullRequestId: row?.id ?? null,

@@ -19,11 +19,49 @@ export function runToEnd<T>(steps: Steps<T>): T {
   }
 }
 
-/** Runs the steps, giving the event loop one full turn (I/O, timers, immediates) at every yield. */
-export async function runCooperatively<T>(steps: Steps<T>): Promise<T> {
+/** What may stop cooperative steps before their end. */
+export interface StepLimits {
+  /** Checked before every step: once aborted, no further step runs and the run rejects with its reason. */
+  signal?: AbortSignal | undefined;
+  /**
+   * Milliseconds the steps themselves may run, summed over their slices only (the turns given to
+   * the event loop and to other step functions in between do not count). Past it the run rejects
+   * with StepBudgetExhausted. Undefined: no budget.
+   */
+  budgetMs?: number | undefined;
+}
+
+/** Thrown by `runCooperatively` when the steps spent their `budgetMs`. */
+export class StepBudgetExhausted extends Error {
+  constructor(
+    readonly spentMs: number,
+    readonly budgetMs: number,
+  ) {
+    super(`stopped after ${Math.round(spentMs)} ms of work, over a budget of ${budgetMs} ms`);
+    this.name = 'StepBudgetExhausted';
+  }
+}
+
+/**
+ * Runs the steps, giving the event loop one full turn (I/O, timers, immediates) at every yield.
+ * With `limits`, an aborted signal or a spent budget ends them at the next yield: the generator is
+ * closed (its `finally` blocks run) and the promise rejects.
+ */
+export async function runCooperatively<T>(steps: Steps<T>, limits: StepLimits = {}): Promise<T> {
+  let spentMs = 0;
   for (;;) {
+    if (limits.signal?.aborted) {
+      steps.return(undefined as T);
+      limits.signal.throwIfAborted();
+    }
+    const started = performance.now();
     const next = steps.next();
+    spentMs += performance.now() - started;
     if (next.done) return next.value;
+    if (limits.budgetMs !== undefined && spentMs > limits.budgetMs) {
+      steps.return(undefined as T);
+      throw new StepBudgetExhausted(spentMs, limits.budgetMs);
+    }
     await nextTurn();
   }
 }

@@ -9,15 +9,16 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { parse } from '@ast-grep/napi';
-import { runCooperatively, type Steps, slicer, TURN_MS } from '../../core/cooperative';
+import { runCooperatively, StepBudgetExhausted, type Steps, slicer, TURN_MS } from '../../core/cooperative';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
 import type { FindingDraft } from '../../core/review';
 import type { Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage, SkillRule } from '../../skills/catalog';
 import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
-import { shapeOf } from './flow';
-import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
+import { findAllSliced } from './find-sliced';
+import { prepareFlow, shapeOf } from './flow';
+import { napiLanguage, type ParsedFile, parseErrors, parseOnce, ruleLanguageOf } from './languages';
 import { basePathOf, matchKey, PreexistingCounter, type Touched } from './preexisting';
 import { type RuntimeStatement, RuntimeTargets } from './runtime-version';
 import { scanSecrets, secretSeverity } from './secrets';
@@ -44,7 +45,21 @@ export interface BuiltinRunOptions {
    * every finding on a changed line is reported.
    */
   readBase?: BaseReader | undefined;
+  /**
+   * Milliseconds of matching one file may take, counted over that file's own slices of work (files
+   * matched side by side and the turns the server gets in between do not count): past it the file's
+   * analysis stops and is a `file_analysis_budget` gap, with the findings made before it kept.
+   * Default DEFAULT_FILE_BUDGET_MS (the service reads SVC_FILE_ANALYSIS_BUDGET_MS); 0: no budget.
+   * Each skill has its own budget per file.
+   */
+  fileBudgetMs?: number | undefined;
 }
+
+/**
+ * A file's matching budget when none is given. The largest file read (MAX_FILE_BYTES) of the worst
+ * shape takes a few seconds (docs/benchmarks.md, bench:analysis); a run's liveness limit is 300 s.
+ */
+export const DEFAULT_FILE_BUDGET_MS = 30_000;
 
 /** Files larger than this are not parsed (generated bundles, fixtures); each is a named gap. */
 export const MAX_FILE_BYTES = 1_000_000;
@@ -238,9 +253,29 @@ export async function runBuiltinSkill(
         return;
       }
       options.signal.throwIfAborted();
-      const found = await runCooperatively(
-        matchFile(file, parsed, rules, options.reviewerId, gaps, targets, options.turnMs ?? TURN_MS, keys),
-      );
+      const found: FindingDraft[] = [];
+      try {
+        await runCooperatively(
+          matchFile(
+            file,
+            parsed,
+            rules,
+            options.reviewerId,
+            gaps,
+            targets,
+            options.turnMs ?? TURN_MS,
+            found,
+            keys,
+          ),
+          stepLimits(options),
+        );
+      } catch (error) {
+        if (!(error instanceof StepBudgetExhausted)) throw error;
+        gaps.push({
+          code: 'file_analysis_budget',
+          message: `${file.diff.path}: the ${skill.id} rules stopped after ${Math.round(error.spentMs)} ms of analysis, over the ${error.budgetMs} ms a file may take (SVC_FILE_ANALYSIS_BUDGET_MS); ${found.length} finding(s) made before were kept, the rest of the file was not analysed`,
+        });
+      }
       findings.push(...found);
       const basePath = found.length > 0 ? basePathOf(file) : null;
       if (basePath !== null) {
@@ -314,18 +349,26 @@ async function dropPreexisting(
       continue; // a base that cannot be parsed proves nothing: its findings stay reported
     }
     const baseKeys = new Map<FindingDraft, string>();
-    await runCooperatively(
-      matchFile(
-        baseFile,
-        parsed,
-        rules,
-        options.reviewerId,
-        [],
-        targets,
-        options.turnMs ?? TURN_MS,
-        baseKeys,
-      ),
-    );
+    try {
+      await runCooperatively(
+        matchFile(
+          baseFile,
+          parsed,
+          rules,
+          options.reviewerId,
+          [],
+          targets,
+          options.turnMs ?? TURN_MS,
+          [],
+          baseKeys,
+        ),
+        stepLimits(options),
+      );
+    } catch (error) {
+      // A base too costly to analyse proves nothing: its findings stay reported.
+      if (error instanceof StepBudgetExhausted) continue;
+      throw error;
+    }
     counter.add(file.diff.path, [...baseKeys.values()], found, keys);
   }
   const gap = counter.gap();
@@ -333,10 +376,17 @@ async function dropPreexisting(
   return counter.dropped;
 }
 
+/** What stops one file's matching early: the run's signal, and the file's budget. */
+function stepLimits(options: BuiltinRunOptions) {
+  const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
+  return { signal: options.signal, budgetMs: budgetMs > 0 ? budgetMs : undefined };
+}
+
 /**
  * Runs the rules over one parsed file, yielding every few milliseconds (core/cooperative.ts): a
  * file where hundreds of matches each need a data-flow walk takes hundreds of milliseconds, and the
- * server must go on answering meanwhile.
+ * server must go on answering meanwhile. Findings go to `out` as they are made, so those made
+ * before the run stops it (its signal, the file's budget) are still there.
  */
 function* matchFile(
   file: ReviewFile,
@@ -346,18 +396,20 @@ function* matchFile(
   gaps: Gap[],
   targets: RuntimeTargets,
   turnMs: number,
+  out: FindingDraft[],
   keys?: Map<FindingDraft, string>,
 ): Steps<FindingDraft[]> {
-  const out: FindingDraft[] = [];
   const seen = new Set<string>();
   const root = parsed.root.root();
   const tick = slicer(Number.POSITIVE_INFINITY, turnMs);
+  const errors = yield* parseErrors(parsed, tick);
+  let flowPrepared = false;
   let droppedInErrors = 0;
   for (const compiled of rules) {
     if (tick()) yield;
     let nodes: SgNode[];
     try {
-      nodes = root.findAll(compiled.config);
+      nodes = yield* findAllSliced(root, compiled.config, tick);
     } catch (error) {
       gaps.push({
         code: 'builtin_rule_failed',
@@ -365,11 +417,16 @@ function* matchFile(
       });
       continue;
     }
+    if (compiled.rule.flow && nodes.length > 0 && !flowPrepared) {
+      // The flow adapter's search of the whole file, in slices, before its first question.
+      yield* prepareFlow(parsed.language, root, parsed, tick);
+      flowPrepared = true;
+    }
     for (const node of nodes) {
       if (tick()) yield;
       const range = node.range();
       // Text the parser could not read may be matched as something it is not: no finding there.
-      if (parsed.errors.some((e) => e.start <= range.end.line && e.end >= range.start.line)) {
+      if (errors.some((e) => e.start <= range.end.line && e.end >= range.start.line)) {
         droppedInErrors++;
         continue;
       }
@@ -400,11 +457,11 @@ function* matchFile(
       keys?.set(finding, matchKey(compiled.ruleId, node.text()));
     }
   }
-  const firstError = parsed.errors[0];
+  const firstError = errors[0];
   if (firstError) {
     gaps.push({
       code: 'builtin_parse_error',
-      message: `${file.diff.path}: ${parsed.errors.length} region(s) not parseable as ${parsed.language} (first at line ${firstError.start + 1}); rules skipped there${droppedInErrors > 0 ? `, ${droppedInErrors} match(es) dropped` : ''}`,
+      message: `${file.diff.path}: ${errors.length} region(s) not parseable as ${parsed.language} (first at line ${firstError.start + 1}); rules skipped there${droppedInErrors > 0 ? `, ${droppedInErrors} match(es) dropped` : ''}`,
     });
   }
   return out;

@@ -7,7 +7,9 @@ import go from '@ast-grep/lang-go';
 import java from '@ast-grep/lang-java';
 import python from '@ast-grep/lang-python';
 import { Lang, parseAsync, registerDynamicLanguage, type SgRoot } from '@ast-grep/napi';
+import type { Steps } from '../../core/cooperative';
 import type { RuleLanguage } from '../../skills/catalog';
+import { findAllSliced } from './find-sliced';
 
 let registered = false;
 function ensureLanguages() {
@@ -51,8 +53,11 @@ const NAPI_LANG: Record<RuleLanguage, string> = {
 export interface ParsedFile {
   language: RuleLanguage;
   root: SgRoot;
-  /** 0-based line ranges the parser could not make sense of (tree-sitter ERROR nodes). */
-  errors: { start: number; end: number }[];
+  /**
+   * 0-based line ranges the parser could not make sense of (tree-sitter ERROR nodes); null until
+   * `parseErrors` searched for them.
+   */
+  errors: { start: number; end: number }[] | null;
 }
 
 const cache = new WeakMap<object, { content: string; parsed: Promise<ParsedFile> }>();
@@ -66,18 +71,28 @@ export function parseOnce(owner: object, language: RuleLanguage, content: string
   const hit = cache.get(owner);
   if (hit && hit.content === content) return hit.parsed;
   ensureLanguages();
-  const parsed = parseAsync(NAPI_LANG[language], content).then((root) => {
-    const errors = root
-      .root()
-      .findAll({ rule: { kind: 'ERROR' } })
-      .map((n) => {
-        const r = n.range();
-        return { start: r.start.line, end: r.end.line };
-      });
-    return { language, root, errors };
-  });
+  const parsed = parseAsync(NAPI_LANG[language], content).then(
+    (root): ParsedFile => ({ language, root, errors: null }),
+  );
   cache.set(owner, { content, parsed });
   return parsed;
+}
+
+/**
+ * The file's unparseable regions, searched once per parse in slices (./find-sliced.ts): on the
+ * main thread, a search of a 1 MB tree in one piece would stop the server for a few hundred ms.
+ */
+export function* parseErrors(
+  parsed: ParsedFile,
+  yieldNow: () => boolean,
+): Steps<{ start: number; end: number }[]> {
+  if (parsed.errors) return parsed.errors;
+  const nodes = yield* findAllSliced(parsed.root.root(), { rule: { kind: 'ERROR' } }, yieldNow);
+  parsed.errors = nodes.map((n) => {
+    const r = n.range();
+    return { start: r.start.line, end: r.end.line };
+  });
+  return parsed.errors;
 }
 
 /** The napi language id for a rule language (for compiling and validating rules). */

@@ -3,6 +3,7 @@
  * dynamic, so its rules report exactly what their patterns match.
  */
 import type { SgNode } from '@ast-grep/napi';
+import type { Steps } from '../../../core/cooperative';
 import type { RuleLanguage } from '../../../skills/catalog';
 import { goFlow } from './go';
 import { javaFlow } from './java';
@@ -26,4 +27,15 @@ export function shapeOf(language: RuleLanguage, node: SgNode, parse?: object): V
   return adapter ? adapter.shapeOf(node, parse) : dynamicShape(node.text());
 }
 
-export type { ValueShape } from './types';
+/** The adapter's `prepare` steps for one parse (nothing for a language that needs none). */
+export function* prepareFlow(
+  language: RuleLanguage,
+  root: SgNode,
+  parse: object,
+  yieldNow: () => boolean,
+): Steps<void> {
+  const adapter = ADAPTERS[language];
+  if (adapter?.prepare) yield* adapter.prepare(root, parse, yieldNow);
+}
+
+export { resolutionWork, type ValueShape } from './types';

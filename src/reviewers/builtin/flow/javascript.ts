@@ -18,7 +18,8 @@
  * elements of such a value are constant as long as nothing in the code assigns to them.
  */
 import type { SgNode } from '@ast-grep/napi';
-import { dynamicShape, type FlowLanguage, joinShapes, type ValueShape } from './types';
+import { findAllSliced } from '../find-sliced';
+import { dynamicShape, type FlowLanguage, joinShapes, resolutionWork, type ValueShape } from './types';
 
 /** Name resolutions followed from one value before giving up (and calling it dynamic). */
 const MAX_DEPTH = 20;
@@ -174,24 +175,72 @@ interface Context {
   depth: number;
   /** Bindings being resolved (`<scope id>:<name>`): a reference back to one is a cycle. */
   visiting: Set<string>;
-  /** Identifier occurrences by name, classified, per parse (one search of the file per name). */
-  occurrences: Map<string, Occurrence[]>;
+  /** Cycles met and depth limits hit so far: a binding resolved without one can be remembered. */
+  cutoffs: number;
+  memo: ParseMemo;
 }
 
 /**
- * The occurrences found in each parse, kept for as long as the parse is: a file with hundreds of
- * sinks asks for the same few names hundreds of times, and each search walks the whole file.
+ * What resolution learnt about one parse, kept for as long as the parse is: a file with thousands
+ * of sinks asks about the same names and bindings thousands of times, and each answer found by a
+ * search of the file or of all the name's declarations made the analysis quadratic in its sinks.
  */
-const occurrencesByParse = new WeakMap<object, Map<string, Occurrence[]>>();
+interface ParseMemo {
+  /** Identifier nodes by name, from one search of the file (`prepare`); null until made. */
+  identifiers: Map<string, SgNode[]> | null;
+  /** Each name's occurrences, classified, with its declarations and writes grouped by binding. */
+  names: Map<string, NameBindings>;
+  /**
+   * Shapes of bindings (`<scope id>:<name>`) resolved without meeting a cycle or the depth limit,
+   * with the depth they were resolved at: the same answer holds from that depth or shallower.
+   */
+  resolved: Map<string, { shape: Shape; depth: number }>;
+}
+
+interface NameBindings {
+  occurrences: Occurrence[];
+  /** Declarations by the id of the scope they bind in. */
+  declarations: Map<number, Declaration[]>;
+  /** Writes by the id of the scope whose binding they write (GLOBAL: none declares it), in source order; made on first use. */
+  writes: Map<number, Write[]> | null;
+}
+
+/** The binding of a name no scope declares (an implicit global), as a scope id. */
+const GLOBAL = -1;
+
+const memoByParse = new WeakMap<object, ParseMemo>();
+
+function memoFor(parse: object | undefined): ParseMemo {
+  let memo = parse ? memoByParse.get(parse) : undefined;
+  if (!memo) {
+    memo = { identifiers: null, names: new Map(), resolved: new Map() };
+    if (parse) memoByParse.set(parse, memo);
+  }
+  return memo;
+}
+
+/** Identifiers and the names destructuring binds (`{ url } = ...`): where a name can occur. */
+const NAME_RULE = {
+  rule: { any: [{ kind: 'identifier' }, { kind: 'shorthand_property_identifier_pattern' }] },
+};
 
 export const javascriptFlow: FlowLanguage = {
-  shapeOf: (node: SgNode, parse?: object) => {
-    let occurrences = parse ? occurrencesByParse.get(parse) : undefined;
-    if (!occurrences) {
-      occurrences = new Map();
-      if (parse) occurrencesByParse.set(parse, occurrences);
+  shapeOf: (node: SgNode, parse?: object) =>
+    shape(node, { depth: 0, visiting: new Set(), cutoffs: 0, memo: memoFor(parse) }),
+  *prepare(root: SgNode, parse: object, yieldNow: () => boolean) {
+    const memo = memoFor(parse);
+    if (memo.identifiers) return;
+    const found = yield* findAllSliced(root, NAME_RULE, yieldNow);
+    const identifiers = new Map<string, SgNode[]>();
+    for (const [i, node] of found.entries()) {
+      const name = node.text();
+      const list = identifiers.get(name);
+      if (list) list.push(node);
+      else identifiers.set(name, [node]);
+      resolutionWork.visits++;
+      if (i % 1000 === 999 && yieldNow()) yield;
     }
-    return shape(node, { depth: 0, visiting: new Set(), occurrences });
+    memo.identifiers = identifiers;
   },
 };
 
@@ -496,34 +545,62 @@ function blockScope(node: SgNode): SgNode {
 }
 
 /**
- * Every occurrence of `name` in the file, classified. The search is file-wide only to find the
- * candidates; each is then tied to the one scope that binds it.
+ * Every occurrence of `name` in the file, classified, with its declarations grouped by scope.
+ * The search is file-wide only to find the candidates; each is then tied to the one scope that
+ * binds it. Made once per name and parse.
  */
-function occurrencesOf(name: string, from: SgNode, ctx: Context): Occurrence[] {
-  let found = ctx.occurrences.get(name);
+function bindingsOf(name: string, from: SgNode, ctx: Context): NameBindings {
+  let found = ctx.memo.names.get(name);
   if (!found) {
-    const program = from.getRoot().root();
-    const escaped = name.replace(/[$]/g, '\\$');
-    found = program
-      .findAll({
-        rule: {
-          any: [{ kind: 'identifier' }, { kind: 'shorthand_property_identifier_pattern' }],
-          regex: `^${escaped}$`,
-        },
-      })
-      .map(classify);
-    ctx.occurrences.set(name, found);
+    const nodes = identifiersNamed(name, from, ctx.memo);
+    const occurrences = nodes.map(classify);
+    const declarations = new Map<number, Declaration[]>();
+    for (const o of occurrences) {
+      resolutionWork.visits++;
+      if (!('scope' in o)) continue;
+      const id = o.scope.id();
+      const list = declarations.get(id);
+      if (list) list.push(o);
+      else declarations.set(id, [o]);
+    }
+    found = { occurrences, declarations, writes: null };
+    ctx.memo.names.set(name, found);
   }
   return found;
 }
 
-function same(a: SgNode | null | undefined, b: SgNode | null | undefined): boolean {
-  return !!a && !!b && a.id() === b.id();
+function identifiersNamed(name: string, from: SgNode, memo: ParseMemo): SgNode[] {
+  if (memo.identifiers) return memo.identifiers.get(name) ?? [];
+  // Not prepared (a single question, as in tests): search the file for this one name.
+  const escaped = name.replace(/[$]/g, '\\$');
+  return from
+    .getRoot()
+    .root()
+    .findAll({ rule: { ...NAME_RULE.rule, regex: `^${escaped}$` } });
 }
 
-/** Two scopes are the same, null (no declaration: an implicit global) included. */
-function sameScope(a: SgNode | null, b: SgNode | null): boolean {
-  return a === null || b === null ? a === b : a.id() === b.id();
+/** The writes of the binding of `name` declared in `scope` (null: the implicit global), in source order. */
+function writesOf(bindings: NameBindings, scope: SgNode | null): Write[] {
+  if (!bindings.writes) {
+    const writes = new Map<number, Write[]>();
+    for (const o of bindings.occurrences) {
+      if (!('at' in o)) continue;
+      resolutionWork.visits++;
+      const owner = 'scope' in o ? o.scope : bindingScope(o.at, bindings);
+      const id = owner?.id() ?? GLOBAL;
+      const list = writes.get(id);
+      if (list) list.push(o);
+      else writes.set(id, [o]);
+    }
+    for (const list of writes.values())
+      list.sort((a, b) => a.at.range().start.index - b.at.range().start.index);
+    bindings.writes = writes;
+  }
+  return bindings.writes.get(scope?.id() ?? GLOBAL) ?? [];
+}
+
+function same(a: SgNode | null | undefined, b: SgNode | null | undefined): boolean {
+  return !!a && !!b && a.id() === b.id();
 }
 
 function classify(occurrence: SgNode): Occurrence {
@@ -621,20 +698,23 @@ function arrayAppend(member: SgNode, object: SgNode): Occurrence {
   return { role: 'append', values: args ? expressionChildren(args) : [], at: call };
 }
 
-/** The scope whose binding of `name` is visible at `node` (null: none declares it). */
-function bindingScope(node: SgNode, declarations: Declaration[]): SgNode | null {
+/** The scope whose binding of the name is visible at `node` (null: none declares it). */
+function bindingScope(node: SgNode, bindings: NameBindings): SgNode | null {
   for (const scope of scopeChain(node)) {
-    if (declarations.some((d) => same(d.scope, scope))) return scope;
+    resolutionWork.visits++;
+    if (bindings.declarations.has(scope.id())) return scope;
   }
   return null;
 }
 
 function resolveName(name: string, use: SgNode, ctx: Context): Shape {
-  if (ctx.depth >= MAX_DEPTH) return dynamicShape();
-  const occurrences = occurrencesOf(name, use, ctx);
-  const declarations = occurrences.filter((o): o is Declaration => 'scope' in o);
-  const scope = bindingScope(use, declarations);
-  const own = scope ? declarations.filter((d) => same(d.scope, scope)) : [];
+  if (ctx.depth >= MAX_DEPTH) {
+    ctx.cutoffs++;
+    return dynamicShape();
+  }
+  const bindings = bindingsOf(name, use, ctx);
+  const scope = bindingScope(use, bindings);
+  const own = scope ? (bindings.declarations.get(scope.id()) ?? []) : [];
   // Unbound, or bound by an import: ALL_CAPS names are constants from elsewhere.
   const capsOrDynamic = () => (ALL_CAPS.test(name) ? constant(name) : dynamicShape());
   if (own.some((d) => d.role === 'parameter' || d.role === 'opaque')) return dynamicShape();
@@ -642,19 +722,25 @@ function resolveName(name: string, use: SgNode, ctx: Context): Shape {
   if (own.some((d) => d.role === 'code')) return constant('');
 
   // The binding's writes: its declarations, and assignments that see this binding (not a shadow).
-  const writes = occurrences.filter(
-    (o): o is Write =>
-      'at' in o && ('scope' in o ? same(o.scope, scope) : sameScope(bindingScope(o.at, declarations), scope)),
-  );
+  const writes = writesOf(bindings, scope);
   // Members written (`name.key = v`) do not bind the name itself.
   if (!scope && writes.every((w) => w.role === 'member')) return capsOrDynamic();
 
   const key = `${scope?.id() ?? 'global'}:${name}`;
-  if (ctx.visiting.has(key)) return NEUTRAL;
+  const known = ctx.memo.resolved.get(key);
+  if (known && ctx.depth <= known.depth) return known.shape;
+  if (ctx.visiting.has(key)) {
+    ctx.cutoffs++;
+    return NEUTRAL;
+  }
+  const cutoffsBefore = ctx.cutoffs;
   ctx.visiting.add(key);
   ctx.depth++;
   try {
-    return combineWrites(name, writes, ctx);
+    const resolved = combineWrites(name, writes, ctx);
+    // Met no cycle and no depth limit: the answer does not depend on where the question came from.
+    if (ctx.cutoffs === cutoffsBefore) ctx.memo.resolved.set(key, { shape: resolved, depth: ctx.depth - 1 });
+    return resolved;
   } finally {
     ctx.depth--;
     ctx.visiting.delete(key);
@@ -666,8 +752,7 @@ function resolveName(name: string, use: SgNode, ctx: Context): Shape {
  * and `name = name + ...` append after it. The program's own input when every value written is,
  * and no member of it is rewritten.
  */
-function combineWrites(name: string, writes: Write[], ctx: Context): Shape {
-  writes.sort((a, b) => a.at.range().start.index - b.at.range().start.index);
+function combineWrites(name: string, writes: readonly Write[], ctx: Context): Shape {
   let isConstant = true;
   let isInput = writes.some((w) => w.role === 'declaration' || w.role === 'assign');
   let text: string | null = null;

@@ -5,6 +5,7 @@
  * literals and strings built only from them stay quiet.
  */
 import type { SgNode } from '@ast-grep/napi';
+import type { Steps } from '../../../core/cooperative';
 
 export interface ValueShape {
   /** True when every part of the value is written in the code: literals, constants, or strings built only from them. */
@@ -39,4 +40,17 @@ export interface FlowLanguage {
    * not search the whole file again. Without it nothing is remembered between calls.
    */
   shapeOf(node: SgNode, parse?: object): ValueShape;
+  /**
+   * Work on the whole parse done ahead of the first `shapeOf` for it, in steps that yield when
+   * `yieldNow` says so (a search of a 1 MB file must not hold the event loop). Optional: an
+   * adapter that needs it and was not prepared does the same work at once on its first question.
+   */
+  prepare?(root: SgNode, parse: object, yieldNow: () => boolean): Steps<void>;
 }
+
+/**
+ * Resolution work done by the adapters: each identifier indexed, occurrence classified,
+ * declaration or write examined and scope looked at adds one. Tests read it to show the work per
+ * sink stays bounded as a file grows (a count, where a timing would be noise).
+ */
+export const resolutionWork = { visits: 0 };

@@ -5,10 +5,12 @@
  * The principal found is kept for the route's handler, which does not look the key up again.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../core/errors';
 import type { Principal } from '../core/keys';
 import type { Services } from '../operations/services';
 import { authenticate } from './auth';
 import { LOOKUP_RETRY_AFTER_S, LookupGate } from './lookup-gate';
+import { describeBadQueryEncoding, describeUnsafeInput } from './unsafe-strings';
 
 const principals = new WeakMap<FastifyRequest, Principal>();
 const gates = new WeakMap<Services, LookupGate>();
@@ -27,6 +29,15 @@ export function keyLookupGate(services: Services): LookupGate {
 export function requireKey(services: Services) {
   const gate = keyLookupGate(services);
   return async (request: FastifyRequest, reply: FastifyReply): Promise<void> => {
+    // What the app's preValidation refuses 400 from anyone (an unsafe header, the Authorization
+    // header included) is refused first here too: checking the key earlier must not change what
+    // a malformed request is told. Only the body is judged after the key.
+    const problem =
+      describeBadQueryEncoding(request.url) ??
+      describeUnsafeInput(request.params, 'path') ??
+      describeUnsafeInput(request.query, 'query') ??
+      describeUnsafeInput(request.headers, 'header');
+    if (problem) throw new ApiError('validation_failed', problem);
     try {
       principals.set(
         request,

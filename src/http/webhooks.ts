@@ -20,6 +20,12 @@
  * before its body is read and gives it back when answered; one that does not fit is 503
  * `webhooks_busy` with Retry-After, from its headers. Any answer sent before the body arrived
  * closes the connection, so the rest of that body is not kept reading.
+ *
+ * A share must be earned by pace (body-pace.ts, inflight-budget.ts), or a trickle of a byte a
+ * second would hold it for the whole request timeout: past SVC_WEBHOOK_BODY_GRACE_MS a body
+ * behind SVC_WEBHOOK_MIN_BYTES_PER_S is answered 408 and closed (`too_slow`); a delivery that
+ * finds the budget full takes the shares of bodies already behind the pace; one client address
+ * holds at most SVC_WEBHOOK_SOURCE_SHARE of the budget.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import client from 'prom-client';
@@ -34,10 +40,14 @@ import {
 } from '../github/webhooks';
 import type { Services } from '../operations/services';
 import { ensureWorkspace } from '../storage/keys';
-import { InFlightBudget } from './inflight-budget';
+import { measured } from './body-pace';
+import { type BodyInFlight, InFlightBudget } from './inflight-budget';
 import { closeIfBodyUnread } from './linger';
 
 export const GITHUB_WEBHOOK_PATH = '/api/v1/webhooks/github';
+
+/** How often bodies in flight are checked against the pace (SVC_WEBHOOK_MIN_BYTES_PER_S). */
+const PACE_SWEEP_MS = 250;
 
 /** Seconds a refused sender is told to wait: in-flight bodies are answered within the request timeout. */
 const BUSY_RETRY_AFTER_S = 5;
@@ -70,11 +80,14 @@ export async function mountWebhooks(
     scope.removeAllContentTypeParsers();
     const bodyLimit = services.config.webhookBodyLimit;
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit }, (_req, body, done) => done(null, body));
-    const reject = (request: FastifyRequest, reason: RejectionReason, error: ApiError): never => {
+    const tally = (request: FastifyRequest, reason: RejectionReason): void => {
       const event = header(request, 'x-github-event');
       const deliveryId = header(request, 'x-github-delivery');
       request.log.warn({ reason, delivery: deliveryId, event, ip: request.ip }, 'webhook rejected');
       rejections.record({ reason, deliveryId, event });
+    };
+    const reject = (request: FastifyRequest, reason: RejectionReason, error: ApiError): never => {
+      tally(request, reason);
       throw error;
     };
     // Read per request: the environment is the process's configuration, not a snapshot.
@@ -83,8 +96,15 @@ export async function mountWebhooks(
     const secrets = () =>
       [secret(), services.config.env.GITHUB_WEBHOOK_SECRET_PREVIOUS].filter((s): s is string => !!s);
 
-    const budget = new InFlightBudget(services.config.webhookInflightBytes);
+    const { sourceShare, ...pace } = services.config.webhookPace;
+    const budget = new InFlightBudget(services.config.webhookInflightBytes, { pace, sourceShare, bodyLimit });
     budgets.set(app, budget);
+    // Bodies past their grace and behind the pace are cut here, their shares given back.
+    if (pace.minBytesPerS > 0) {
+      const sweeper = setInterval(() => budget.sweep(), PACE_SWEEP_MS);
+      sweeper.unref();
+      scope.addHook('onClose', async () => clearInterval(sweeper));
+    }
 
     scope.addHook('onSend', closeIfBodyUnread);
 
@@ -95,7 +115,24 @@ export async function mountWebhooks(
       const bytes = declared === undefined ? bodyLimit : Number(declared);
       // Over the body limit: Fastify's reader answers 413 from the header without reading.
       if (!(bytes <= bodyLimit)) return payload;
-      if (!budget.take(bytes)) {
+      let read: ReturnType<typeof measured> | undefined;
+      const body: BodyInFlight = {
+        bytes,
+        source: request.ip,
+        startedAt: performance.now(),
+        received: 0,
+        complete: false,
+        cut: (why) => {
+          tally(request, 'too_slow');
+          read?.cut(
+            new ApiError(
+              'request_timeout',
+              `the webhook body arrived slower than SVC_WEBHOOK_MIN_BYTES_PER_S=${pace.minBytesPerS} after a grace of ${pace.graceMs} ms${why === 'preempted' ? ', and its share of the in-flight budget went to another delivery' : ''}`,
+            ),
+          );
+        },
+      };
+      if (!budget.take(body)) {
         budget.refused += 1;
         reply.header('retry-after', String(BUSY_RETRY_AFTER_S));
         reject(
@@ -109,8 +146,9 @@ export async function mountWebhooks(
       }
       budget.admitted += 1;
       // Given back when the answer is done (or the connection dropped): the body is garbage then.
-      reply.raw.once('close', () => budget.give(bytes));
-      return payload;
+      reply.raw.once('close', () => budget.give(body));
+      read = measured(payload, body);
+      return read.stream;
     });
 
     // Runs before the body is read: what the headers alone condemn costs no buffering.

@@ -20,7 +20,9 @@ export type RejectionReason =
   /** JSON nested deeper than JSON_NESTING_LIMIT, refused before parsing. */
   | 'body_too_deep'
   /** The in-flight body budget (SVC_WEBHOOK_INFLIGHT_BYTES) had no room for the body. */
-  | 'over_budget';
+  | 'over_budget'
+  /** The body arrived slower than SVC_WEBHOOK_MIN_BYTES_PER_S: cut, its share given back. */
+  | 'too_slow';
 
 export interface Rejection {
   reason: RejectionReason;

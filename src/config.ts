@@ -65,6 +65,8 @@ export interface Config {
   runWorker: boolean;
   /** SVC_WORKER_CONCURRENCY, default 4: runs one worker executes at once. */
   workerConcurrency: number;
+  /** SVC_FILE_ANALYSIS_BUDGET_MS, see `fileAnalysisBudgetMs`. */
+  fileAnalysisBudgetMs: number | undefined;
   engine: EngineLimits;
   /**
    * The environment this configuration was read from. Reviewer engines read their provider
@@ -111,6 +113,17 @@ function checkToolLimits(env: NodeJS.ProcessEnv): void {
   }
 }
 
+/**
+ * SVC_FILE_ANALYSIS_BUDGET_MS: milliseconds of CPU the builtin rules may spend on one file (per
+ * skill), counted over that file's own slices of work; past it the file is a
+ * `file_analysis_budget` gap. Unset: the builtin engine's default (30 s); 0: no budget. Read where
+ * a review runs its reviewers, from the environment the configuration was read from.
+ */
+export function fileAnalysisBudgetMs(env: NodeJS.ProcessEnv): number | undefined {
+  const value = env.SVC_FILE_ANALYSIS_BUDGET_MS;
+  return value ? int(value, 0, 'SVC_FILE_ANALYSIS_BUDGET_MS') : undefined;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   checkToolLimits(env);
   return {
@@ -139,6 +152,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     runWorker: !(env.SVC_NO_WORKER === '1' || env.SVC_NO_WORKER === 'true'),
     workerConcurrency: int(env.SVC_WORKER_CONCURRENCY, 4, 'SVC_WORKER_CONCURRENCY'),
+    fileAnalysisBudgetMs: fileAnalysisBudgetMs(env),
     engine: {
       leaseMs: int(env.SVC_LEASE_MS, 30_000, 'SVC_LEASE_MS'),
       heartbeatMs: int(env.SVC_HEARTBEAT_MS, 10_000, 'SVC_HEARTBEAT_MS'),

@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
+import { fileAnalysisBudgetMs } from '../config';
 import { RunFailure } from '../core/failures';
 import type { ReviewerResult, ReviewInput } from '../reviewers/types';
 import { catalogSkill, skillFromFiles } from '../skills/catalog';
@@ -64,6 +65,7 @@ export async function executeReviewer(
       signal: input.signal,
       runtimes: input.runtimes,
       readBase: input.readBase,
+      fileBudgetMs: fileAnalysisBudgetMs(deps.env),
     });
     if (revision) {
       result.skills = result.skills.map((s) => ({

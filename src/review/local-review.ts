@@ -13,6 +13,7 @@
  * secretlint) as soon as the review starts, the AI SDK only when a model reviewer runs.
  */
 
+import { fileAnalysisBudgetMs } from '../config';
 import { decodeText } from '../core/decode-text';
 import { REPO_KNOWLEDGE_FILE } from '../core/repo-knowledge';
 import type { Diff, FindingDraft } from '../core/review';
@@ -161,6 +162,7 @@ async function runReviewer(
       signal: input.signal,
       runtimes: input.runtimes,
       readBase: input.readBase,
+      fileBudgetMs: fileAnalysisBudgetMs(env),
     });
   }
   // Only here does the AI SDK load.

@@ -762,6 +762,7 @@ function combineWrites(name: string, writes: readonly Write[], ctx: Context): Sh
     text = (text ?? '') + s.text;
   };
   for (const write of writes) {
+    resolutionWork.visits++;
     let value: Shape;
     switch (write.role) {
       case 'number':

@@ -96,7 +96,15 @@ export async function countCommits(dir: string, base: string, head: string): Pro
 
 /** Paths with uncommitted changes in the work tree (staged, unstaged, untracked and not ignored). */
 export async function uncommittedPaths(dir: string): Promise<string[]> {
-  const out = await gitOrNull(dir, ['status', '--porcelain=v1', '-z', '--untracked-files=normal']);
+  // Submodules are asked for their commit only: telling a dirty one needs a `git status` inside
+  // it, which would run under that submodule's own config, drivers included (git-safety.ts).
+  const out = await gitOrNull(dir, [
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=normal',
+    '--ignore-submodules=dirty',
+  ]);
   if (!out) return [];
   const paths: string[] = [];
   const records = out.split('\0');

@@ -3,12 +3,14 @@
  * failures are named for what they are, as CodeHostErrors, rather than as whatever git's absence
  * or a hung git would otherwise look like (an unreadable repository, a missing ref): git not
  * installed (`tool_missing`), and a call past SVC_GIT_TIMEOUT_MS (`timeout`; default 10 minutes),
- * which kills it.
+ * which kills it. Every call, read or write, runs with the repository's executable configuration
+ * neutralised (git-safety.ts): nothing svc runs git for executes a program a repository names.
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { CodeHostError } from '../types';
+import { CONFIG_KEYS_LISTING, driverOverrides, mayStartDriver, neutralArgv, neutralEnv } from './git-safety';
 
 const run = promisify(execFile);
 
@@ -51,16 +53,21 @@ function namedFailure(
 }
 
 /**
- * Environment for every git call: stable messages, never a prompt, no optional index locks; `extra`
- * adds to it (an identity for a commit, a temporary index).
+ * How svc runs `args` in `cwd`: the neutral argv and environment of git-safety.ts (nothing the
+ * repository configured is executed), plus, for a call that could start a filter, diff or merge
+ * driver, overrides for every driver the repository's config names, read just before. `extra`
+ * adds to the environment (an identity for a commit, a temporary index).
  */
-const gitEnv = (extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({
-  ...process.env,
-  LC_ALL: 'C',
-  GIT_TERMINAL_PROMPT: '0',
-  GIT_OPTIONAL_LOCKS: '0',
-  ...extra,
-});
+async function invocation(
+  cwd: string,
+  args: string[],
+  extra?: NodeJS.ProcessEnv,
+): Promise<{ argv: string[]; env: NodeJS.ProcessEnv }> {
+  const argv = neutralArgv(args);
+  if (!mayStartDriver(args)) return { argv, env: neutralEnv(extra) };
+  const listing = (await gitBuffer(cwd, CONFIG_KEYS_LISTING)).toString('utf8');
+  return { argv, env: neutralEnv(extra, driverOverrides(listing)) };
+}
 
 export async function git(cwd: string, args: string[], maxBuffer = 256 * 1024 * 1024): Promise<string> {
   const timeout = gitTimeoutMs();
@@ -69,11 +76,12 @@ export async function git(cwd: string, args: string[], maxBuffer = 256 * 1024 * 
   const limit = new AbortController();
   const timer = setTimeout(() => limit.abort(), timeout);
   try {
-    const { stdout } = await run('git', args, {
+    const { argv, env } = await invocation(cwd, args);
+    const { stdout } = await run('git', argv, {
       cwd,
       maxBuffer,
       encoding: 'utf8',
-      env: gitEnv(),
+      env,
       signal: limit.signal,
       killSignal: 'SIGKILL',
     });
@@ -111,7 +119,7 @@ export class GitFailure extends Error {
  * is written to stdin, `env` added to the environment. Resolves with stderr when git exits 0,
  * rejects with GitFailure otherwise.
  */
-export function gitStream(
+export async function gitStream(
   cwd: string,
   args: string[],
   onChunk: (chunk: Buffer) => void,
@@ -119,8 +127,9 @@ export function gitStream(
   env?: NodeJS.ProcessEnv,
 ): Promise<{ stderr: string }> {
   const timeoutMs = gitTimeoutMs();
+  const { argv, env: fullEnv } = await invocation(cwd, args, env);
   return new Promise((resolve, reject) => {
-    const child = spawn('git', args, { cwd, env: gitEnv(env), stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('git', argv, { cwd, env: fullEnv, stdio: ['pipe', 'pipe', 'pipe'] });
     const stderr: Buffer[] = [];
     let failed: unknown = null;
     let timedOut = false;

@@ -67,6 +67,13 @@ export interface Diff {
   gaps: Gap[];
 }
 
+/**
+ * The key a finding or a secrets-skill message keeps its credentials under: a symbol, so no JSON
+ * made of it (the API, the CLI's output and ledger file, a transcript) can carry them, while
+ * spreading the object into a new one (merge, policy) keeps them.
+ */
+export const FOUND_SECRETS: unique symbol = Symbol('svc.foundSecrets');
+
 /** What a reviewer reports, before merge and the ledger. */
 export interface FindingDraft {
   severity: Severity;
@@ -85,6 +92,11 @@ export interface FindingDraft {
   suggestion?: string | undefined;
   /** Set when a person already answered it (an inline `svc-ignore`): the ledger records it dismissed. */
   dismissal?: { reason: string } | undefined;
+  /**
+   * The credentials it points at (the secrets skill): masked in every finding's anchor on its
+   * path before a ledger stores it (core/secret-mask.ts), and never stored themselves.
+   */
+  [FOUND_SECRETS]?: string[] | undefined;
 }
 
 export function isChangedLine(file: Pick<DiffFile, 'changedLines'>, line: number): boolean {

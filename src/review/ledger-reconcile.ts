@@ -11,7 +11,8 @@
  */
 
 import { runToEnd, type Steps, slicer } from '../core/cooperative';
-import { findingFingerprint, normalizeAnchor } from '../core/review';
+import { FOUND_SECRETS, findingFingerprint, normalizeAnchor } from '../core/review';
+import { anchorOccursIn, maskAnchor } from '../core/secret-mask';
 
 /** Characters of a file searched for an anchor that count as one item of work (core/cooperative.ts). */
 const SEARCHED_CHARS_PER_ITEM = 10_000;
@@ -28,7 +29,7 @@ export interface LedgerEntry {
   fingerprint: string;
   status: FindingStatus;
   path: string;
-  /** The normalized source the finding points at. */
+  /** The normalized source the finding points at, its credentials masked. */
   anchorText: string;
   reviewers: string[];
 }
@@ -105,6 +106,10 @@ export function reportedFields(finding: MergedFinding) {
 export interface Fingerprinted {
   finding: MergedFinding;
   fingerprint: string;
+  /**
+   * The anchor as stored: normalized, with every credential found in its file this run masked
+   * (whichever reviewer reported the finding). The fingerprint is of the anchor as written.
+   */
   anchor: string;
 }
 
@@ -131,6 +136,12 @@ export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): S
     if (tick(bucket.length)) yield;
   }
   const lines = linesAtHead(headText);
+  const secretsByPath = new Map<string, string[]>();
+  for (const finding of found) {
+    const secrets = finding[FOUND_SECRETS];
+    if (secrets?.length)
+      secretsByPath.set(finding.path, [...(secretsByPath.get(finding.path) ?? []), ...secrets]);
+  }
   const occurrences = new Map<string, number>();
   const out: Fingerprinted[] = [];
   for (const finding of sorted) {
@@ -138,9 +149,10 @@ export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): S
     const base = `${finding.path}\u0000${finding.rule}\u0000${anchor}`;
     const n = (occurrences.get(base) ?? 0) + 1;
     occurrences.set(base, n);
+    const secrets = secretsByPath.get(finding.path);
     out.push({
       finding,
-      anchor,
+      anchor: secrets ? maskAnchor(anchor, secrets) : anchor,
       fingerprint: findingFingerprint({
         path: finding.path,
         rule: finding.rule,
@@ -152,11 +164,10 @@ export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): S
   return out;
 }
 
-/** True when the normalized anchor still occurs in the file's text at head. */
+/** True when the normalized (and maybe masked) anchor still occurs in the file's text at head. */
 export function anchorStillPresent(anchor: string, text: string | null): boolean {
   if (text === null) return false;
-  if (anchor === '') return true;
-  return normalizeAnchor(text).includes(anchor);
+  return anchorOccursIn(anchor, normalizeAnchor(text));
 }
 
 /**
@@ -237,7 +248,7 @@ export function* reconcileSteps<E extends LedgerEntry>(
     }
     // A search through a large file counts as more work before the next yield.
     if (text !== null && tick(text.length / SEARCHED_CHARS_PER_ITEM)) yield;
-    if (text !== null && (entry.anchorText === '' || text.includes(entry.anchorText))) continue;
+    if (text !== null && anchorOccursIn(entry.anchorText, text)) continue;
     plan.fixed.push(entry);
   }
   return plan;

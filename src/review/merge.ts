@@ -4,7 +4,7 @@
  */
 
 import { runCooperatively, runToEnd, type Steps, slicer } from '../core/cooperative';
-import { type FindingDraft, mostSevere, severityRank } from '../core/review';
+import { type FindingDraft, FOUND_SECRETS, mostSevere, severityRank } from '../core/review';
 
 export interface MergedFinding extends FindingDraft {
   reviewers: string[];
@@ -150,7 +150,14 @@ export function* mergeSteps(drafts: FindingDraft[]): Steps<MergedFinding[]> {
       category: categoryOf(primary),
       reviewers,
       suggestion: primary.suggestion ?? rest.find((d) => d.suggestion)?.suggestion,
+      ...secretsOf(group),
     });
   }
   return out;
+}
+
+/** Every credential the group's drafts point at, so the merged finding masks them all. */
+function secretsOf(group: FindingDraft[]): Pick<FindingDraft, typeof FOUND_SECRETS> {
+  const all = group.flatMap((d) => d[FOUND_SECRETS] ?? []);
+  return all.length > 0 ? { [FOUND_SECRETS]: [...new Set(all)] } : {};
 }

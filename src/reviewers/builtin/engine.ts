@@ -12,7 +12,7 @@ import { parse } from '@ast-grep/napi';
 import { runCooperatively, StepBudgetExhausted, type Steps, slicer, TURN_MS } from '../../core/cooperative';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
-import type { FindingDraft } from '../../core/review';
+import { type FindingDraft, FOUND_SECRETS } from '../../core/review';
 import type { Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage, SkillRule } from '../../skills/catalog';
 import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
@@ -219,6 +219,7 @@ export async function runBuiltinSkill(
           rule: `${skill.id}/${m.rule}`,
           category: skill.category,
           reviewer: options.reviewerId,
+          [FOUND_SECRETS]: m[FOUND_SECRETS],
         });
       }
     });

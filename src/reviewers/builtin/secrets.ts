@@ -18,7 +18,8 @@ import type {
 } from '@secretlint/types';
 import { type FileRole, roleOfPath } from '../../core/file-roles';
 import type { Severity } from '../../core/review';
-import { SEVERITIES } from '../../core/review';
+import { FOUND_SECRETS, SEVERITIES } from '../../core/review';
+import { maskSecrets } from '../../core/secret-mask';
 import type { CatalogSkill } from '../../skills/catalog';
 import { isSecretScannerTestMaterial, notACredential } from './secret-examples';
 import { SUPPLEMENTARY_RULES } from './secret-rules';
@@ -29,6 +30,8 @@ export interface SecretMessage {
   messageId: string;
   /** secretlint's message with the secret masked. */
   message: string;
+  /** The credentials themselves, for the ledger to mask in the finding's anchor; never shown. */
+  [FOUND_SECRETS]: string[];
   /** 1-based. */
   line: number;
   endLine: number;
@@ -83,9 +86,10 @@ function foundValues(message: SecretLintCoreResultMessage): string[] {
     .map(([, value]) => value as string);
 }
 
-/** Findings are posted on pull requests: never repeat the secret, nor its length. */
-function masked(text: string, values: string[]): string {
-  return values.reduce((out, value) => out.replaceAll(value, '********'), text);
+/** What a message found: its values, or the text its range covers when the rule names none. */
+function judgedValues(message: SecretLintCoreResultMessage, content: string): string[] {
+  const values = foundValues(message);
+  return values.length > 0 ? values : [content.slice(message.range[0], message.range[1])];
 }
 
 /**
@@ -115,15 +119,16 @@ export async function scanSecrets(
   });
   const kept: SecretLintCoreResultMessage[] = [];
   for (const m of messages) {
-    const values = foundValues(m);
-    const judged = values.length > 0 ? values : [content.slice(m.range[0], m.range[1])];
+    const judged = judgedValues(m, content);
     if (judged.some((value) => notACredential(value, role) !== null)) continue;
     kept.push(m);
   }
   return oneMessagePerCredential(kept).map((m) => ({
     rule: ruleName(m.ruleId),
     messageId: m.messageId ?? 'secret',
-    message: masked(m.message, foundValues(m)),
+    // Findings are posted on pull requests: never repeat the secret, nor its length.
+    message: maskSecrets(m.message, foundValues(m)),
+    [FOUND_SECRETS]: judgedValues(m, content),
     line: m.loc.start.line,
     endLine: Math.max(m.loc.start.line, m.loc.end.line),
   }));

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { signPayload } from '../../src/github/webhooks/signature';
 import type { InFlightBudget } from '../../src/http/inflight-budget';
 import { webhookBudget } from '../../src/http/webhooks';
-import { createTestApp, type TestApp } from '../helpers/app';
+import { createTestApp } from '../helpers/app';
 import { WEBHOOK_PATH, WEBHOOK_SECRET, webhookExamples } from '../helpers/webhooks';
 
 const KiB = 1024;

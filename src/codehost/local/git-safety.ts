@@ -80,7 +80,9 @@ const DIFF_COMMANDS = new Set(['diff', 'diff-tree', 'diff-index', 'diff-files', 
 
 /**
  * Commands that only read or write objects, refs and config: they never convert work-tree
- * content (filters), print a patch (diff drivers) or merge (merge drivers).
+ * content (filters), print a patch (diff drivers) or merge (merge drivers). None writes an index:
+ * writing one re-reads each racily clean file through its clean filter (so `write-tree`,
+ * `read-tree` and `update-index` are not here).
  */
 const DRIVERLESS_COMMANDS = new Set([
   'rev-parse',
@@ -92,7 +94,6 @@ const DRIVERLESS_COMMANDS = new Set([
   'update-ref',
   'check-ref-format',
   'commit-tree',
-  'write-tree',
   'ls-tree',
   'config',
   'cat-file',

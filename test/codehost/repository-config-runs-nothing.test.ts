@@ -15,11 +15,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pino from 'pino';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LocalWatcher } from '../../src/automation/local-watch';
 import { onPush } from '../../src/automation/plans';
 import type { AutomationDeps } from '../../src/automation/triggers';
 import { git, gitBuffer, gitOrNull } from '../../src/codehost/local/git';
+import { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
 import { bearer, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
@@ -349,6 +350,86 @@ describe('a repository whose config names programs', () => {
     await gitOrNull(repo, ['ls-remote', 'ssh://example.invalid/x']);
     await gitOrNull(repo, ['tag', '-a', 'svc-tag', 'HEAD']);
     await gitOrNull(repo, ['commit', '--allow-empty']);
+    expect(fired()).toEqual([]);
+  });
+});
+
+describe('what the operator set, and hooks in .git/hooks', () => {
+  let repo: string;
+  const saved = { ...process.env };
+
+  beforeEach(() => {
+    const scratch = mkdtempSync(join(tmpdir(), 'svc-operator-'));
+    markers = join(scratch, 'markers');
+    tools = join(scratch, 'tools');
+    mkdirSync(markers);
+    mkdirSync(tools);
+    repo = makeRepo(makeReposDir(), 'acme/hooks', { 'a.txt': 'a\n', 'b.op': 'b\n' });
+  });
+  afterEach(() => {
+    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    Object.assign(process.env, saved);
+  });
+
+  it('runs no hook of .git/hooks when svc commits on a new branch, though plain git does', async () => {
+    for (const hook of HOOKS) {
+      writeFileSync(join(repo, '.git/hooks', hook), `#!/bin/sh\necho >> '${join(markers, hook)}'\n`);
+      chmodSync(join(repo, '.git/hooks', hook), 0o755);
+    }
+    plainGit(repo, ['update-ref', 'refs/sanity', 'HEAD']);
+    expect(fired()).toContain('reference-transaction');
+    clearMarkers();
+
+    const host = new LocalCodeHost(join(repo, '../..'));
+    const base = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    const { commit } = await host.commitToNewBranch('acme/hooks', {
+      branch: 'svc/x',
+      baseSha: base,
+      message: 'svc change',
+      files: [{ path: 'c.txt', content: 'c\n' }],
+    });
+    expect(gitIn(repo, ['rev-parse', 'svc/x']).trim()).toBe(commit);
+    expect(fired()).toEqual([]);
+  });
+
+  it('ignores program variables svc was started with (GIT_EXTERNAL_DIFF, GIT_SSH_COMMAND, GIT_EDITOR...)', async () => {
+    process.env.GIT_EXTERNAL_DIFF = program('env-external-diff');
+    process.env.GIT_SSH_COMMAND = program('env-ssh-command', 'exit 1');
+    process.env.GIT_EDITOR = program('env-editor', 'exit 1');
+    process.env.GIT_ASKPASS = program('env-askpass', 'echo x');
+    process.env.GIT_PAGER = program('env-pager', 'cat >/dev/null');
+    const before = gitIn(repo, ['rev-parse', 'HEAD']).trim();
+    const after = commitFiles(repo, { 'a.txt': 'b\n' });
+    // Plain git with the same environment runs them.
+    plainGit(repo, ['diff', before, after]);
+    plainGit(repo, ['ls-remote', 'ssh://example.invalid/x']);
+    plainGit(repo, ['tag', '-a', 'sanity', 'HEAD']);
+    expect(fired()).toEqual(['env-editor', 'env-external-diff', 'env-ssh-command']);
+    clearMarkers();
+
+    await git(repo, ['diff', before, after]);
+    await gitOrNull(repo, ['ls-remote', 'ssh://example.invalid/x']);
+    await gitOrNull(repo, ['ls-remote', 'https://127.0.0.1:9/x']);
+    await gitOrNull(repo, ['tag', '-a', 'svc-tag', 'HEAD']);
+    expect(fired()).toEqual([]);
+  });
+
+  it("keeps the operator's own filter (global config), and empties the repository's redefinition of it", async () => {
+    const global = join(tools, 'global.cfg');
+    writeFileSync(global, `[filter "op"]\n\tclean = ${program('operator-clean', 'cat')}\n`);
+    process.env.GIT_CONFIG_GLOBAL = global;
+    writeFileSync(join(repo, '.git/info/attributes'), '*.op filter=op\n');
+    const add = (index: string) =>
+      gitBuffer(repo, ['add', '-A'], undefined, { GIT_INDEX_FILE: join(tools, index) });
+    await add('index-1');
+    expect(fired()).toEqual(['operator-clean']);
+    clearMarkers();
+
+    gitIn(repo, ['config', 'filter.op.clean', program('repository-clean', 'cat')]);
+    plainGit(repo, ['add', '-A'], '', { GIT_INDEX_FILE: join(tools, 'index-2') });
+    expect(fired()).toEqual(['repository-clean']);
+    clearMarkers();
+    await add('index-3');
     expect(fired()).toEqual([]);
   });
 });

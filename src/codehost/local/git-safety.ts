@@ -80,9 +80,10 @@ const DIFF_COMMANDS = new Set(['diff', 'diff-tree', 'diff-index', 'diff-files', 
 
 /**
  * Commands that only read or write objects, refs and config: they never convert work-tree
- * content (filters), print a patch (diff drivers) or merge (merge drivers). None writes an index:
- * writing one re-reads each racily clean file through its clean filter (so `write-tree`,
- * `read-tree` and `update-index` are not here).
+ * content (filters), print a patch with a diff driver (`log` and `show` always get
+ * `--no-ext-diff --no-textconv`) or merge (merge drivers). None writes an index: writing one
+ * re-reads each racily clean file through its clean filter (so `write-tree`, `read-tree` and
+ * `update-index` are not here), and `diff` is not either: it can compare with the work tree.
  */
 const DRIVERLESS_COMMANDS = new Set([
   'rev-parse',
@@ -97,10 +98,12 @@ const DRIVERLESS_COMMANDS = new Set([
   'ls-tree',
   'config',
   'cat-file',
+  'log',
+  'show',
 ]);
 
-/** Options that make a driverless command run a driver after all. */
-const DRIVER_OPTIONS = new Set(['--textconv', '--filters']);
+/** Options that make a driverless command run a driver after all (a later option wins over ours). */
+const DRIVER_OPTIONS = new Set(['--textconv', '--filters', '--ext-diff']);
 
 /** Where the command name is in `args`: after any leading `-c key=value` pairs the caller set. */
 function commandIndex(args: readonly string[]): number {

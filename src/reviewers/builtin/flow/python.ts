@@ -17,14 +17,32 @@
  * "remote" threat model leaves them out for the same reason) and paths of temporary files the process creates itself (`tempfile.mkstemp`).
  * A call to a helper defined in the same module is followed one level: its result is constant
  * when its arguments are and every `return` builds only on them and constants.
+ *
+ * The work is linear in a file's sinks: names are looked up in a per-parse index
+ * (flow/python-index.ts), and a name's shape found without a cutoff is remembered for the parse,
+ * so the thousandth sink reading a name neither searches nor combines its bindings again.
  */
 import type { SgNode } from '@ast-grep/napi';
+import {
+  type Binding,
+  bindingsOf,
+  callArguments,
+  innermostScope,
+  localFunction,
+  memoFor,
+  outerScope,
+  type ParseMemo,
+  prepareIndex,
+  returnsOf,
+  SCOPES,
+} from './python-index';
 import {
   constantShape,
   DYNAMIC,
   dynamicShape,
   type FlowLanguage,
   joinShapes,
+  resolutionWork,
   type ValueShape,
 } from './types';
 
@@ -34,15 +52,12 @@ const MAX_HOPS = 20;
 const MAX_NESTING = 200;
 const ALL_CAPS = /^_*[A-Z][A-Z0-9_]*$/;
 
-/** Nodes that open a name scope. Comprehensions are handled where their loop variable is used. */
-const SCOPES = new Set(['function_definition', 'lambda', 'class_definition', 'module']);
 const COMPREHENSIONS = new Set([
   'list_comprehension',
   'set_comprehension',
   'dictionary_comprehension',
   'generator_expression',
 ]);
-const DESTRUCTURING = new Set(['pattern_list', 'tuple_pattern', 'list_pattern', 'list_splat_pattern']);
 
 /** Values fixed for the life of the process: the interpreter's facts, not input. */
 const PROCESS_CONSTANTS = new Set([
@@ -177,25 +192,42 @@ interface Walk {
   nesting: number;
   /** `<scope id>:<name>` being resolved: a name met again inside its own definition adds nothing. */
   resolving: Set<string>;
-  /** Names already resolved for this value: a name used many times is read once. */
-  resolved: Map<string, ValueShape>;
+  /**
+   * Names already resolved for this value: a name used many times is read once. `cut`: its
+   * answer met a cutoff, so an answer built on it depends on where the question came from too.
+   */
+  resolved: Map<string, { shape: ValueShape; cut: boolean }>;
   /** Ids of local helpers being followed with constant arguments: their parameters are constant. */
   constantParameters: Set<number>;
+  /** What is known about the parse, shared by every question about it. */
+  memo: ParseMemo;
+  /**
+   * Cycles met and hop or nesting limits hit so far (one counter for the whole walk): a name
+   * resolved without one has the same shape wherever it is asked from, so the parse remembers it.
+   */
+  cutoffs: { count: number };
 }
 
 export const pythonFlow: FlowLanguage = {
-  shapeOf: (node: SgNode) =>
+  shapeOf: (node: SgNode, parse?: object) =>
     shapeOf(node, {
       hops: 0,
       nesting: 0,
       resolving: new Set(),
       resolved: new Map(),
       constantParameters: new Set(),
+      memo: memoFor(parse),
+      cutoffs: { count: 0 },
     }),
+  prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
+    prepareIndex(root, memoFor(parse), yieldNow),
 };
 
 function shapeOf(node: SgNode, walk: Walk): ValueShape {
-  if (walk.nesting > MAX_NESTING) return dynamicShape();
+  if (walk.nesting > MAX_NESTING) {
+    walk.cutoffs.count++;
+    return dynamicShape();
+  }
   const inner: Walk = { ...walk, nesting: walk.nesting + 1 };
   switch (node.kind()) {
     case 'string':
@@ -375,14 +407,6 @@ function calleeName(fn: SgNode | null): string | null {
   return /^[A-Za-z_][\w.]*$/.test(fn.text()) ? fn.text() : null;
 }
 
-/** A call's arguments (positional, keyword and splats); `f(x for x in y)` has one. */
-function callArguments(call: SgNode): SgNode[] | null {
-  const args = call.field('arguments');
-  if (args?.kind() === 'generator_expression') return [args];
-  if (args?.kind() !== 'argument_list') return null;
-  return args.namedChildren().filter((a) => a.kind() !== 'comment');
-}
-
 function callShape(node: SgNode, walk: Walk): ValueShape {
   const fn = node.field('function');
   const name = calleeName(fn);
@@ -475,17 +499,18 @@ function braceFormat(format: ValueShape, args: SgNode[], walk: Walk): ValueShape
  * reading globals it mutates, a function we cannot find) stays dynamic.
  */
 function localHelperShape(callee: SgNode, args: SgNode[], walk: Walk): ValueShape {
-  if (walk.hops >= MAX_HOPS) return dynamicShape();
-  const helper = localFunction(callee, callee.text());
+  if (walk.hops >= MAX_HOPS) {
+    walk.cutoffs.count++;
+    return dynamicShape();
+  }
+  const helper = localFunction(callee, callee.text(), walk.memo);
   if (!helper || walk.constantParameters.has(helper.id())) return dynamicShape();
   const inner: Walk = { ...walk, hops: walk.hops + 1 };
   const argShapes = args.map((a) =>
     shapeOf(a.kind() === 'keyword_argument' ? (a.field('value') ?? a) : a, inner),
   );
   if (!argShapes.every((a) => a.constant)) return dynamicShape();
-  const returns = helper
-    .findAll({ rule: { kind: 'return_statement' } })
-    .filter((r) => innermostScope(r)?.id() === helper.id());
+  const returns = returnsOf(helper, walk.memo);
   const followed: Walk = {
     ...inner,
     resolved: new Map(),
@@ -498,37 +523,13 @@ function localHelperShape(callee: SgNode, args: SgNode[], walk: Walk): ValueShap
   return shapes.every((s) => s.constant) ? constantShape('') : dynamicShape();
 }
 
-/** The `def name` visible from `node`: in its own scope or an enclosing one, nearest first. */
-function localFunction(node: SgNode, name: string): SgNode | null {
-  let scope = innermostScope(node);
-  while (scope) {
-    const owner = scope;
-    // A `def` belongs to the scope it sits in (innermostScope looks at its ancestors only).
-    const found = owner
-      .findAll({ rule: { kind: 'function_definition', has: { field: 'name', regex: `^${name}$` } } })
-      .find((f) => innermostScope(f)?.id() === owner.id());
-    if (found) return found;
-    scope = outerScope(scope);
-  }
-  return null;
-}
-
 // --- names -------------------------------------------------------------------------------------
 
-const innermostScope = (node: SgNode): SgNode | null =>
-  node.ancestors().find((a) => SCOPES.has(String(a.kind()))) ?? null;
-
-/** The scope a name used in `scope` falls back to: the next enclosing one, skipping class bodies. */
-function outerScope(scope: SgNode): SgNode | null {
-  for (const a of scope.ancestors()) {
-    if (a.kind() === 'class_definition') continue;
-    if (SCOPES.has(String(a.kind()))) return a;
-  }
-  return null;
-}
-
 function nameShape(node: SgNode, outer: Walk): ValueShape {
-  if (outer.hops >= MAX_HOPS) return dynamicShape();
+  if (outer.hops >= MAX_HOPS) {
+    outer.cutoffs.count++;
+    return dynamicShape();
+  }
   const walk: Walk = { ...outer, hops: outer.hops + 1 };
   const name = node.text();
   const loop = comprehensionBinding(node, name);
@@ -536,6 +537,7 @@ function nameShape(node: SgNode, outer: Walk): ValueShape {
   if (loop) return iterationShape(loop, walk);
   let scope = innermostScope(node);
   while (scope) {
+    resolutionWork.visits++;
     const found = scopeShape(scope, name, walk);
     if (found) return found;
     scope = outerScope(scope);
@@ -582,17 +584,6 @@ function parameterNames(fn: SgNode): Set<string> {
   return names;
 }
 
-type Binding =
-  | { kind: 'value'; value: SgNode }
-  | { kind: 'augmented'; value: SgNode; operator: string }
-  | { kind: 'loop'; iterable: SgNode }
-  /** `parts.append(x)`, `opts["k"] = x`: what goes into the container becomes part of it. */
-  | { kind: 'mutation'; values: SgNode[] }
-  /** A target unpacked from `value`: constant when all of `value` is, otherwise dynamic. */
-  | { kind: 'unpacked'; value: SgNode }
-  | { kind: 'dynamic' }
-  | { kind: 'global' };
-
 /**
  * What `name` is within `scope` itself, or null when the scope neither binds it nor declares it
  * a parameter (the caller then looks in the enclosing scope).
@@ -602,7 +593,7 @@ function scopeShape(scope: SgNode, name: string, walk: Walk): ValueShape | null 
     if (parameterNames(scope).has(name))
       return walk.constantParameters.has(scope.id()) ? constantShape('') : dynamicShape();
   }
-  const bindings = bindingsIn(scope, name);
+  const bindings = bindingsOf(scope, name, walk.memo);
   if (bindings.length === 0) return null;
   if (bindings.some((b) => b.kind === 'global')) {
     const module = scope.getRoot().root();
@@ -610,21 +601,38 @@ function scopeShape(scope: SgNode, name: string, walk: Walk): ValueShape | null 
   }
   const key = `${scope.id()}:${name}`;
   const known = walk.resolved.get(key);
-  if (known) return known;
+  if (known) {
+    if (known.cut) walk.cutoffs.count++;
+    return known.shape;
+  }
   // `q = q + " AND x = 1"`: the name met inside its own definition adds nothing new.
-  if (walk.resolving.has(key)) return constantShape('');
+  if (walk.resolving.has(key)) {
+    walk.cutoffs.count++;
+    return constantShape('');
+  }
+  // Inside a followed helper its parameters are constant: an answer there holds only there.
+  const rememberable = walk.constantParameters.size === 0;
+  const remembered = rememberable ? walk.memo.resolved.get(key) : undefined;
+  if (remembered && walk.hops <= remembered.hops && walk.nesting <= remembered.nesting) {
+    walk.resolved.set(key, { shape: remembered.shape, cut: false });
+    return remembered.shape;
+  }
+  const cutoffsBefore = walk.cutoffs.count;
   walk.resolving.add(key);
   try {
     let text: string | null = null;
     let constant = true;
     for (const b of bindings) {
+      resolutionWork.visits++;
       const shape = bindingShape(b, walk);
       constant &&= shape.constant;
       if (b.kind === 'augmented') text = (text ?? '') + (b.operator === '+=' ? shape.text : '');
       else if (text === null) text = shape.text;
     }
     const shape = { constant, text: text ?? '' };
-    walk.resolved.set(key, shape);
+    const cut = walk.cutoffs.count !== cutoffsBefore;
+    walk.resolved.set(key, { shape, cut });
+    if (rememberable && !cut) walk.memo.resolved.set(key, { shape, hops: walk.hops, nesting: walk.nesting });
     return shape;
   } finally {
     walk.resolving.delete(key);
@@ -648,90 +656,4 @@ function bindingShape(binding: Binding, walk: Walk): ValueShape {
     default:
       return dynamicShape();
   }
-}
-
-/** Every binding of `name` whose scope is `scope`, in source order. */
-function bindingsIn(scope: SgNode, name: string): Binding[] {
-  const out: Binding[] = [];
-  const occurrences = scope.findAll({ rule: { kind: 'identifier', regex: `^${name}$` } });
-  for (const id of occurrences) {
-    if (innermostScope(id)?.id() !== scope.id()) continue;
-    const binding = bindingAt(id);
-    if (binding) out.push(binding);
-  }
-  return out;
-}
-
-/** Methods that put their arguments into the list, dict or set they are called on. */
-const MUTATORS = new Set(['append', 'extend', 'insert', 'update', 'add', 'setdefault', '__setitem__']);
-
-/** `name.append(x)` and the other mutators: a binding of the container's contents. */
-function mutationAt(attribute: SgNode): Binding | null {
-  const call = attribute.parent();
-  const method = attribute.field('attribute')?.text() ?? '';
-  if (!MUTATORS.has(method) || call?.kind() !== 'call' || call.field('function')?.id() !== attribute.id())
-    return null;
-  return { kind: 'mutation', values: callArguments(call) ?? [] };
-}
-
-/** The binding `id` makes, or null when it is a use of the name. */
-function bindingAt(id: SgNode): Binding | null {
-  const parent = id.parent();
-  if (!parent) return null;
-  const isField = (node: SgNode, field: string) => node.field(field)?.id() === id.id();
-  switch (parent.kind()) {
-    case 'assignment': {
-      if (!isField(parent, 'left')) return null;
-      let value = parent.field('right');
-      while (value?.kind() === 'assignment') value = value.field('right');
-      // `x: str` declares a type and binds nothing.
-      return value ? { kind: 'value', value } : null;
-    }
-    case 'augmented_assignment': {
-      const value = parent.field('right');
-      if (!isField(parent, 'left') || !value) return null;
-      return { kind: 'augmented', value, operator: parent.field('operator')?.text() ?? '' };
-    }
-    case 'for_statement': {
-      const iterable = parent.field('right');
-      return isField(parent, 'left') && iterable ? { kind: 'loop', iterable } : null;
-    }
-    case 'named_expression': {
-      const value = parent.field('value');
-      return isField(parent, 'name') && value ? { kind: 'value', value } : null;
-    }
-    case 'global_statement':
-    case 'nonlocal_statement':
-      return { kind: 'global' };
-    case 'attribute':
-      return mutationAt(parent);
-    case 'subscript': {
-      // `opts[key] = value`
-      const owner = parent.parent();
-      const value = owner?.field('right');
-      if (!isField(parent, 'value') || owner?.kind() !== 'assignment' || !value) return null;
-      return owner.field('left')?.id() === parent.id() ? { kind: 'mutation', values: [value] } : null;
-    }
-    case 'as_pattern_target':
-      return { kind: 'dynamic' };
-    case 'dotted_name':
-      // `case Point(x=name)` / `case {"k": name}` capture a value.
-      return parent.parent()?.kind() === 'case_pattern' ? { kind: 'dynamic' } : null;
-    default:
-      break;
-  }
-  if (DESTRUCTURING.has(String(parent.kind()))) {
-    // `a, b = pair` / `for k, v in items`: destructured targets are not followed.
-    let top = parent;
-    while (top.parent() && DESTRUCTURING.has(String(top.parent()?.kind() ?? '')))
-      top = top.parent() as SgNode;
-    const owner = top.parent();
-    if (owner && ['assignment', 'for_statement', 'augmented_assignment'].includes(String(owner.kind()))) {
-      if (owner.field('left')?.id() !== top.id()) return null;
-      // `fd, path = tempfile.mkstemp()`: every part of a constant value is constant.
-      const value = owner.kind() === 'assignment' ? owner.field('right') : null;
-      return value ? { kind: 'unpacked', value } : { kind: 'dynamic' };
-    }
-  }
-  return null;
 }

@@ -795,7 +795,8 @@ export function unreadableReason(
   if (/dubious ownership/i.test(said)) {
     return (
       `repository ${fullName} at ${dir} belongs to another user, and git refuses to read it ("detected dubious ` +
-      `ownership"). Run svc as the repository's owner, or trust the directory: git config --global --add ` +
+      `ownership"). Run svc as the repository's owner, or trust the directory for every git run as svc's user ` +
+      `(README, "Quick start", says what that does and does not protect): git config --global --add ` +
       `safe.directory ${dir}`
     );
   }

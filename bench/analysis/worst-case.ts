@@ -78,7 +78,8 @@ function go(shape: Shape, n: number): string {
     case 'one-function':
       return `${head}func handler(r *http.Request) {\n\tcmd := "ls "\n${lines(n, (i) => `\tpart${i} := r.FormValue("p${i}")\n\tcmd = cmd + part${i}\n\texec.Command("sh", "-c", "ls "+part${i}).Run()`)}\n}`;
     case 'distinct-names':
-      return `${head}var input = ""\n${lines(n, (i) => `var c${i} = "ls " + input`)}\n\nfunc run() {\n${lines(n, (i) => `\texec.Command("sh", "-c", c${i}).Run()`)}\n}`;
+      // `input` holds request data (assigned in a handler): a constant there would make every sink quiet.
+      return `${head}var input string\n\nfunc read(r *http.Request) {\n\tinput = r.FormValue("x")\n}\n\n${lines(n, (i) => `var c${i} = "ls " + input`)}\n\nfunc run() {\n${lines(n, (i) => `\texec.Command("sh", "-c", c${i}).Run()`)}\n}`;
     case 'appends':
       return `${head}func handler(r *http.Request) {\n\tcmd := "ls"\n${lines(n, (i) => `\tcmd += " " + r.FormValue("p${i}")\n\texec.Command("sh", "-c", cmd).Run()`)}\n}`;
   }

@@ -56,7 +56,8 @@ export async function buildSvc({ ifStale = false } = {}) {
   await mkdir(staging, { recursive: true });
   const result = await build({
     absWorkingDir: ROOT,
-    entryPoints: ['src/cli/main.ts'],
+    // The analysis thread's module is started by path (src/reviewers/builtin/match-pool.ts).
+    entryPoints: ['src/cli/main.ts', 'src/reviewers/builtin/match-thread.ts'],
     outdir: staging,
     outbase: 'src',
     bundle: true,

@@ -66,6 +66,8 @@ export async function executeReviewer(
       runtimes: input.runtimes,
       readBase: input.readBase,
       fileBudgetMs: fileAnalysisBudgetMs(deps.env),
+      // The service's event loop answers /healthz and the API meanwhile: matching goes to a thread.
+      analysisThread: true,
     });
     if (revision) {
       result.skills = result.skills.map((s) => ({

@@ -7,19 +7,25 @@
  * (./runtime-version.ts), and its findings say which statement did.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { parse } from '@ast-grep/napi';
-import { runCooperatively, StepBudgetExhausted, type Steps, slicer, TURN_MS } from '../../core/cooperative';
+import { runCooperatively, StepBudgetExhausted, type Steps, TURN_MS } from '../../core/cooperative';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
 import { type FindingDraft, FOUND_SECRETS } from '../../core/review';
 import type { Gap } from '../../core/runs';
-import type { CatalogSkill, RuleLanguage, SkillRule } from '../../skills/catalog';
+import type { CatalogSkill, RuleLanguage } from '../../skills/catalog';
 import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
-import { findAllSliced } from './find-sliced';
-import { prepareFlow, shapeOf } from './flow';
-import { napiLanguage, type ParsedFile, parseErrors, parseOnce, ruleLanguageOf } from './languages';
-import { basePathOf, matchKey, PreexistingCounter, type Touched } from './preexisting';
+import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
+import {
+  type CompiledRule,
+  compileRule,
+  firstChangedLineIn,
+  type MatchTarget,
+  matchFile,
+} from './match-file';
+import { matchInThread } from './match-pool';
+import type { MatchReply } from './match-thread';
+import { basePathOf, PreexistingCounter, type Touched } from './preexisting';
 import { type RuntimeStatement, RuntimeTargets } from './runtime-version';
 import { scanSecrets, secretSeverity } from './secrets';
 
@@ -53,6 +59,13 @@ export interface BuiltinRunOptions {
    * Each skill has its own budget per file.
    */
   fileBudgetMs?: number | undefined;
+  /**
+   * Match each file in an analysis thread (./match-pool.ts) rather than on this one in slices: the
+   * service sets it, so its event loop keeps answering while a review analyses 1 MB files (a native
+   * search of such a file cannot be sliced). Abort ends a file's thread at once; `turnMs` there is
+   * how often the budget is checked (default 50 ms).
+   */
+  analysisThread?: boolean | undefined;
 }
 
 /**
@@ -65,17 +78,6 @@ export const DEFAULT_FILE_BUDGET_MS = 30_000;
 export const MAX_FILE_BYTES = 1_000_000;
 /** Files in flight at once: parsing runs on the thread pool, matching on the main thread in slices. */
 const CONCURRENCY = 4;
-
-interface CompiledRule {
-  rule: SkillRule;
-  /** `<skill>/<rule>` */
-  ruleId: string;
-  config: NapiConfig;
-  /** The rule's `flow.text`, compiled. */
-  flowText: RegExp | null;
-  /** The rule's `prefilter`, compiled: a file without a match cannot hold a finding. */
-  prefilter: RegExp | null;
-}
 
 interface CompiledSkill {
   byLanguage: Map<RuleLanguage, CompiledRule[]>;
@@ -104,14 +106,10 @@ function* compileSteps(skill: CatalogSkill): Steps<CompiledSkill> {
   const invalid: Gap[] = [];
   for (const rule of skill.rules) {
     yield;
-    const config = {
-      rule: rule.rule,
-      ...(rule.constraints ? { constraints: rule.constraints } : {}),
-      ...(rule.utils ? { utils: rule.utils } : {}),
-    } as NapiConfig;
+    const compiledRule = compileRule(skill.id, rule);
     for (const language of rule.languages) {
       try {
-        parse(napiLanguage(language), '').root().findAll(config);
+        parse(napiLanguage(language), '').root().findAll(compiledRule.config);
       } catch (error) {
         invalid.push({
           code: 'builtin_rule_invalid',
@@ -120,9 +118,7 @@ function* compileSteps(skill: CatalogSkill): Steps<CompiledSkill> {
         continue;
       }
       const list = byLanguage.get(language) ?? [];
-      const flowText = rule.flow?.text ? new RegExp(rule.flow.text, 'i') : null;
-      const prefilter = rule.prefilter ? new RegExp(rule.prefilter) : null;
-      list.push({ rule, ruleId: `${skill.id}/${rule.id}`, config, flowText, prefilter });
+      list.push(compiledRule);
       byLanguage.set(language, list);
     }
   }
@@ -139,29 +135,6 @@ function readable(file: ReviewFile): file is ReviewFile & { content: string } {
     d.change !== 'deleted' &&
     d.changedLines.length > 0
   );
-}
-
-/** The first changed line within [start, end] (1-based, inclusive), or null. */
-function firstChangedLineIn(file: ReviewFile, start: number, end: number): number | null {
-  let best: number | null = null;
-  for (const r of file.diff.changedLines) {
-    if (r.end < start || r.start > end) continue;
-    const candidate = Math.max(r.start, start);
-    if (best === null || candidate < best) best = candidate;
-  }
-  return best;
-}
-
-const METAVAR = /\$([A-Z_][A-Z0-9_]*)/g;
-
-/** Replaces `$NAME` with the (first line of the) text the metavariable matched. */
-function interpolate(template: string, node: SgNode): string {
-  return template.replace(METAVAR, (whole, name: string) => {
-    const text = node.getMatch(name)?.text();
-    if (text === undefined) return whole;
-    const line = text.split('\n')[0] ?? '';
-    return line.length > 60 ? `${line.slice(0, 57)}...` : line;
-  });
 }
 
 async function pool<T>(items: T[], limit: number, signal: AbortSignal, work: (item: T) => Promise<void>) {
@@ -207,7 +180,7 @@ export async function runBuiltinSkill(
         file.content,
         file.role ?? roleOfPath(file.diff.path),
       )) {
-        const line = firstChangedLineIn(file, m.line, m.endLine);
+        const line = firstChangedLineIn(file.diff.changedLines, m.line, m.endLine);
         if (line === null) continue;
         findings.push({
           severity: secretSeverity(skill, m.messageId),
@@ -243,38 +216,29 @@ export async function runBuiltinSkill(
           (c.prefilter === null || c.prefilter.test(file.content)),
       );
       if (rules.length === 0 || tooLarge(file)) return;
-      let parsed: ParsedFile;
-      try {
-        parsed = await parseOnce(file, language, file.content);
-      } catch (error) {
+      const outcome = await matchOne(
+        { path: file.diff.path, changedLines: file.diff.changedLines },
+        language,
+        file.content,
+        file,
+        skill.id,
+        rules,
+        options,
+      );
+      if ('parseFailed' in outcome) {
         gaps.push({
           code: 'builtin_parse_failed',
-          message: `${file.diff.path}: not parsed as ${language} (${(error as Error).message}); the ${skill.id} rules did not run on it`,
+          message: `${file.diff.path}: not parsed as ${language} (${outcome.parseFailed}); the ${skill.id} rules did not run on it`,
         });
         return;
       }
-      options.signal.throwIfAborted();
-      const found: FindingDraft[] = [];
-      try {
-        await runCooperatively(
-          matchFile(
-            file,
-            parsed,
-            rules,
-            options.reviewerId,
-            gaps,
-            targets,
-            options.turnMs ?? TURN_MS,
-            found,
-            keys,
-          ),
-          stepLimits(options),
-        );
-      } catch (error) {
-        if (!(error instanceof StepBudgetExhausted)) throw error;
+      const { found } = outcome;
+      for (const [i, finding] of found.entries()) keys.set(finding, outcome.keys[i] as string);
+      gaps.push(...outcome.gaps);
+      if (outcome.budget) {
         gaps.push({
           code: 'file_analysis_budget',
-          message: `${file.diff.path}: the ${skill.id} rules stopped after ${Math.round(error.spentMs)} ms of analysis, over the ${error.budgetMs} ms a file may take (SVC_FILE_ANALYSIS_BUDGET_MS); ${found.length} finding(s) made before were kept, the rest of the file was not analysed`,
+          message: `${file.diff.path}: the ${skill.id} rules stopped after ${Math.round(outcome.budget.spentMs)} ms of analysis, over the ${outcome.budget.budgetMs} ms a file may take (SVC_FILE_ANALYSIS_BUDGET_MS); ${found.length} finding(s) made before were kept, the rest of the file was not analysed`,
         });
       }
       findings.push(...found);
@@ -285,7 +249,7 @@ export async function runBuiltinSkill(
       }
     });
     if (options.readBase && touched.length > 0) {
-      const dropped = await dropPreexisting(touched, keys, options.readBase, targets, options, gaps);
+      const dropped = await dropPreexisting(skill.id, touched, keys, options.readBase, options, gaps);
       const kept = findings.filter((f) => !dropped.has(f));
       findings.length = 0;
       findings.push(...kept);
@@ -314,10 +278,10 @@ export async function runBuiltinSkill(
  * gap, so nothing is hidden.
  */
 async function dropPreexisting(
+  skillId: string,
   touched: Touched<CompiledRule>[],
   keys: Map<FindingDraft, string>,
   readBase: BaseReader,
-  targets: RuntimeTargets,
   options: BuiltinRunOptions,
   gaps: Gap[],
 ): Promise<Set<FindingDraft>> {
@@ -338,149 +302,96 @@ async function dropPreexisting(
     if (!base || base.length > MAX_FILE_BYTES) continue;
     // The base as a file whose every line counts, so every match there is kept.
     const lines = base.split('\n').length;
-    const baseFile: ReviewFile = {
-      ...file,
-      diff: { ...file.diff, changedLines: [{ start: 1, end: lines }] },
-      content: base,
-    };
-    let parsed: ParsedFile;
-    try {
-      parsed = await parseOnce(baseFile, language, base);
-    } catch {
-      continue; // a base that cannot be parsed proves nothing: its findings stay reported
-    }
-    const baseKeys = new Map<FindingDraft, string>();
-    try {
-      await runCooperatively(
-        matchFile(
-          baseFile,
-          parsed,
-          rules,
-          options.reviewerId,
-          [],
-          targets,
-          options.turnMs ?? TURN_MS,
-          [],
-          baseKeys,
-        ),
-        stepLimits(options),
-      );
-    } catch (error) {
-      // A base too costly to analyse proves nothing: its findings stay reported.
-      if (error instanceof StepBudgetExhausted) continue;
-      throw error;
-    }
-    counter.add(file.diff.path, [...baseKeys.values()], found, keys);
+    const outcome = await matchOne(
+      { path: file.diff.path, changedLines: [{ start: 1, end: lines }] },
+      language,
+      base,
+      // Its own parse: the base is other content than the file's head.
+      { base: file },
+      skillId,
+      rules,
+      options,
+    );
+    // A base that cannot be parsed, or is too costly to analyse, proves nothing: its findings stay reported.
+    if ('parseFailed' in outcome || outcome.budget) continue;
+    counter.add(file.diff.path, outcome.keys, found, keys);
   }
   const gap = counter.gap();
   if (gap) gaps.push(gap);
   return counter.dropped;
 }
 
-/** What stops one file's matching early: the run's signal, and the file's budget. */
-function stepLimits(options: BuiltinRunOptions) {
+/** One file's budget in milliseconds, as runCooperatively takes it (undefined: none). */
+function budgetOf(options: BuiltinRunOptions): number | undefined {
   const budgetMs = options.fileBudgetMs ?? DEFAULT_FILE_BUDGET_MS;
-  return { signal: options.signal, budgetMs: budgetMs > 0 ? budgetMs : undefined };
+  return budgetMs > 0 ? budgetMs : undefined;
 }
 
+/** What matching one file gave: as an analysis thread replies (./match-thread.ts). */
+type MatchOutcome = Exclude<MatchReply, { error: string }>;
+
 /**
- * Runs the rules over one parsed file, yielding every few milliseconds (core/cooperative.ts): a
- * file where hundreds of matches each need a data-flow walk takes hundreds of milliseconds, and the
- * server must go on answering meanwhile. Findings go to `out` as they are made, so those made
- * before the run stops it (its signal, the file's budget) are still there.
+ * Parses `content` and runs `rules` over it, in an analysis thread (options.analysisThread) or on
+ * this thread in slices. `parseOwner` is what this thread caches the parse under (languages.ts).
  */
-function* matchFile(
-  file: ReviewFile,
-  parsed: ParsedFile,
+async function matchOne(
+  target: MatchTarget,
+  language: RuleLanguage,
+  content: string,
+  parseOwner: object,
+  skillId: string,
   rules: CompiledRule[],
-  reviewer: string,
-  gaps: Gap[],
-  targets: RuntimeTargets,
-  turnMs: number,
-  out: FindingDraft[],
-  keys?: Map<FindingDraft, string>,
-): Steps<FindingDraft[]> {
-  const seen = new Set<string>();
-  const root = parsed.root.root();
-  const tick = slicer(Number.POSITIVE_INFINITY, turnMs);
-  const errors = yield* parseErrors(parsed, tick);
-  let flowPrepared = false;
-  let droppedInErrors = 0;
-  for (const compiled of rules) {
-    if (tick()) yield;
-    let nodes: SgNode[];
-    try {
-      nodes = yield* findAllSliced(root, compiled.config, tick);
-    } catch (error) {
-      gaps.push({
-        code: 'builtin_rule_failed',
-        message: `${compiled.ruleId} on ${file.diff.path}: ${(error as Error).message.split('\n')[0]}`,
-      });
-      continue;
-    }
-    if (compiled.rule.flow && nodes.length > 0 && !flowPrepared) {
-      // The flow adapter's search of the whole file, in slices, before its first question.
-      yield* prepareFlow(parsed.language, root, parsed, tick);
-      flowPrepared = true;
-    }
-    for (const node of nodes) {
-      if (tick()) yield;
-      const range = node.range();
-      // Text the parser could not read may be matched as something it is not: no finding there.
-      if (errors.some((e) => e.start <= range.end.line && e.end >= range.start.line)) {
-        droppedInErrors++;
-        continue;
-      }
-      if (!flowReaches(compiled, node, parsed)) continue;
-      const start = range.start.line + 1;
-      const end =
-        range.end.column === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
-      const line = firstChangedLineIn(file, start, end);
-      if (line === null) continue;
-      const key = `${compiled.ruleId}:${start}:${end}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
-      const { rule } = compiled;
-      const body = interpolate(rule.note, node);
-      const finding: FindingDraft = {
-        severity: rule.severity,
-        path: file.diff.path,
-        line,
-        endLine: Math.max(line, end),
-        title: interpolate(rule.message, node),
-        // A version-dependent finding says which declared version made it apply.
-        body: rule.runtime ? `${body}\n\n_${targets.because(rule.runtime)}_` : body,
-        rule: compiled.ruleId,
-        category: rule.category,
-        reviewer,
-      };
-      out.push(finding);
-      keys?.set(finding, matchKey(compiled.ruleId, node.text()));
-    }
+  options: BuiltinRunOptions,
+): Promise<MatchOutcome> {
+  if (options.analysisThread) {
+    const reply = await matchInThread(
+      {
+        target,
+        language,
+        content,
+        skillId,
+        rules: rules.map((r) => r.rule),
+        runtimes: options.runtimes,
+        reviewer: options.reviewerId,
+        budgetMs: budgetOf(options),
+        turnMs: options.turnMs,
+      },
+      options.signal,
+    );
+    if ('error' in reply) throw new Error(`analysis thread: ${reply.error}`);
+    return reply;
   }
-  const firstError = errors[0];
-  if (firstError) {
-    gaps.push({
-      code: 'builtin_parse_error',
-      message: `${file.diff.path}: ${errors.length} region(s) not parseable as ${parsed.language} (first at line ${firstError.start + 1}); rules skipped there${droppedInErrors > 0 ? `, ${droppedInErrors} match(es) dropped` : ''}`,
-    });
+  let parsed: ParsedFile;
+  try {
+    parsed = await parseOnce(parseOwner, language, content);
+  } catch (error) {
+    return { id: 0, parseFailed: (error as Error).message };
   }
-  return out;
-}
-
-/**
- * A rule with `flow` reports only when the value bound to its metavariable is not constant within
- * its function (and, with `flow.text`, when the value's known text matches). A rule whose pattern
- * did not bind the metavariable on this match reports nothing: the rule says what must be checked.
- */
-function flowReaches(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): boolean {
-  const flow = compiled.rule.flow;
-  if (!flow) return true;
-  const value = node.getMatch(flow.value);
-  if (!value) return false;
-  const shape = shapeOf(parsed.language, value, parsed);
-  if (shape.constant) return false;
-  return compiled.flowText === null || compiled.flowText.test(shape.text);
+  options.signal.throwIfAborted();
+  const found: FindingDraft[] = [];
+  const keys: string[] = [];
+  const gaps: Gap[] = [];
+  const targets = new RuntimeTargets(options.runtimes);
+  try {
+    await runCooperatively(
+      matchFile(
+        target,
+        parsed,
+        rules,
+        options.reviewerId,
+        gaps,
+        targets,
+        options.turnMs ?? TURN_MS,
+        found,
+        keys,
+      ),
+      { signal: options.signal, budgetMs: budgetOf(options) },
+    );
+  } catch (error) {
+    if (!(error instanceof StepBudgetExhausted)) throw error;
+    return { id: 0, found, keys, gaps, budget: { spentMs: error.spentMs, budgetMs: error.budgetMs } };
+  }
+  return { id: 0, found, keys, gaps, budget: null };
 }
 
 function secretBody(messageId: string): string {

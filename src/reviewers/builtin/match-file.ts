@@ -1,0 +1,177 @@
+/**
+ * One file's ast-grep matching: every rule of a skill over one parse, with the data-flow check of
+ * rules that have `flow`, reported on changed lines only. Pure CPU on a parse, so it runs the same
+ * on the main thread (in slices, core/cooperative.ts) and in an analysis thread (./match-thread.ts).
+ */
+import type { NapiConfig, SgNode } from '@ast-grep/napi';
+import { type Steps, slicer } from '../../core/cooperative';
+import type { FindingDraft } from '../../core/review';
+import type { Gap } from '../../core/runs';
+import type { SkillRule } from '../../skills/catalog';
+import { findAllSliced } from './find-sliced';
+import { prepareFlow, shapeOf } from './flow';
+import { type ParsedFile, parseErrors } from './languages';
+import { matchKey } from './preexisting';
+import type { RuntimeTargets } from './runtime-version';
+
+export interface CompiledRule {
+  rule: SkillRule;
+  /** `<skill>/<rule>` */
+  ruleId: string;
+  config: NapiConfig;
+  /** The rule's `flow.text`, compiled. */
+  flowText: RegExp | null;
+  /** The rule's `prefilter`, compiled: a file without a match cannot hold a finding. */
+  prefilter: RegExp | null;
+}
+
+/** A skill's rule as the matcher runs it (ast-grep's config, the regular expressions compiled). */
+export function compileRule(skillId: string, rule: SkillRule): CompiledRule {
+  const config = {
+    rule: rule.rule,
+    ...(rule.constraints ? { constraints: rule.constraints } : {}),
+    ...(rule.utils ? { utils: rule.utils } : {}),
+  } as NapiConfig;
+  return {
+    rule,
+    ruleId: `${skillId}/${rule.id}`,
+    config,
+    flowText: rule.flow?.text ? new RegExp(rule.flow.text, 'i') : null,
+    prefilter: rule.prefilter ? new RegExp(rule.prefilter) : null,
+  };
+}
+
+/** What matching needs of the file besides its parse: where it is and which lines changed. */
+export interface MatchTarget {
+  path: string;
+  /** 1-based inclusive line ranges the change added or modified. */
+  changedLines: readonly { start: number; end: number }[];
+}
+
+/** The first changed line within [start, end] (1-based, inclusive), or null. */
+export function firstChangedLineIn(
+  changedLines: MatchTarget['changedLines'],
+  start: number,
+  end: number,
+): number | null {
+  let best: number | null = null;
+  for (const r of changedLines) {
+    if (r.end < start || r.start > end) continue;
+    const candidate = Math.max(r.start, start);
+    if (best === null || candidate < best) best = candidate;
+  }
+  return best;
+}
+
+const METAVAR = /\$([A-Z_][A-Z0-9_]*)/g;
+
+/** Replaces `$NAME` with the (first line of the) text the metavariable matched. */
+function interpolate(template: string, node: SgNode): string {
+  return template.replace(METAVAR, (whole, name: string) => {
+    const text = node.getMatch(name)?.text();
+    if (text === undefined) return whole;
+    const line = text.split('\n')[0] ?? '';
+    return line.length > 60 ? `${line.slice(0, 57)}...` : line;
+  });
+}
+
+/**
+ * Runs the rules over one parsed file, yielding every few milliseconds (core/cooperative.ts): a
+ * file where hundreds of matches each need a data-flow walk takes hundreds of milliseconds, and the
+ * server must go on answering meanwhile. Findings go to `out` as they are made, so those made
+ * before the run stops it (its signal, the file's budget) are still there; with `keys`, each
+ * finding's match key (./preexisting.ts) goes there, in the same order.
+ */
+export function* matchFile(
+  file: MatchTarget,
+  parsed: ParsedFile,
+  rules: CompiledRule[],
+  reviewer: string,
+  gaps: Gap[],
+  targets: RuntimeTargets,
+  turnMs: number,
+  out: FindingDraft[],
+  keys?: string[],
+): Steps<FindingDraft[]> {
+  const seen = new Set<string>();
+  const root = parsed.root.root();
+  const tick = slicer(Number.POSITIVE_INFINITY, turnMs);
+  const errors = yield* parseErrors(parsed, tick);
+  let flowPrepared = false;
+  let droppedInErrors = 0;
+  for (const compiled of rules) {
+    if (tick()) yield;
+    let nodes: SgNode[];
+    try {
+      nodes = yield* findAllSliced(root, compiled.config, tick);
+    } catch (error) {
+      gaps.push({
+        code: 'builtin_rule_failed',
+        message: `${compiled.ruleId} on ${file.path}: ${(error as Error).message.split('\n')[0]}`,
+      });
+      continue;
+    }
+    if (compiled.rule.flow && nodes.length > 0 && !flowPrepared) {
+      // The flow adapter's search of the whole file, in slices, before its first question.
+      yield* prepareFlow(parsed.language, root, parsed, tick);
+      flowPrepared = true;
+    }
+    for (const node of nodes) {
+      if (tick()) yield;
+      const range = node.range();
+      // Text the parser could not read may be matched as something it is not: no finding there.
+      if (errors.some((e) => e.start <= range.end.line && e.end >= range.start.line)) {
+        droppedInErrors++;
+        continue;
+      }
+      if (!flowReaches(compiled, node, parsed)) continue;
+      const start = range.start.line + 1;
+      const end =
+        range.end.column === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
+      const line = firstChangedLineIn(file.changedLines, start, end);
+      if (line === null) continue;
+      const key = `${compiled.ruleId}:${start}:${end}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      const { rule } = compiled;
+      const body = interpolate(rule.note, node);
+      const finding: FindingDraft = {
+        severity: rule.severity,
+        path: file.path,
+        line,
+        endLine: Math.max(line, end),
+        title: interpolate(rule.message, node),
+        // A version-dependent finding says which declared version made it apply.
+        body: rule.runtime ? `${body}\n\n_${targets.because(rule.runtime)}_` : body,
+        rule: compiled.ruleId,
+        category: rule.category,
+        reviewer,
+      };
+      out.push(finding);
+      keys?.push(matchKey(compiled.ruleId, node.text()));
+    }
+  }
+  const firstError = errors[0];
+  if (firstError) {
+    gaps.push({
+      code: 'builtin_parse_error',
+      message: `${file.path}: ${errors.length} region(s) not parseable as ${parsed.language} (first at line ${firstError.start + 1}); rules skipped there${droppedInErrors > 0 ? `, ${droppedInErrors} match(es) dropped` : ''}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * A rule with `flow` reports only when the value bound to its metavariable is not constant within
+ * its function (and, with `flow.text`, when the value's known text matches). A rule whose pattern
+ * did not bind the metavariable on this match reports nothing: the rule says what must be checked.
+ */
+function flowReaches(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): boolean {
+  const flow = compiled.rule.flow;
+  if (!flow) return true;
+  const value = node.getMatch(flow.value);
+  if (!value) return false;
+  const shape = shapeOf(parsed.language, value, parsed);
+  if (shape.constant) return false;
+  return compiled.flowText === null || compiled.flowText.test(shape.text);
+}

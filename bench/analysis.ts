@@ -164,10 +164,11 @@ async function service(): Promise<{ rows: ServiceRow[]; bytes: number[] }> {
             `  stall ${Math.round(stall.fromMs)}-${Math.round(stall.toMs)} ms in ${stall.step}: worst ${stall.worstMs} ms`,
           );
         const h = result.responsiveness?.probe?.healthz;
+        const lag = result.responsiveness?.lag;
         console.log(
           result.skipped
             ? `${engine}: skipped (${result.skipped})`
-            : `${engine}: ${result.status} in ${Math.round(result.wallMs)} ms, ${result.findings} findings, gaps ${result.gaps.map((g) => g.code).join(' ') || 'none'}; /healthz p50 ${h?.p50_ms?.toFixed(1)} ms, p99 ${h?.p99_ms?.toFixed(1)} ms, max ${h?.max_ms?.toFixed(1)} ms (${h?.answered} answered)`,
+            : `${engine}: ${result.status} in ${Math.round(result.wallMs)} ms, ${result.findings} findings, gaps ${result.gaps.map((g) => g.code).join(' ') || 'none'}; /healthz p50 ${h?.p50_ms?.toFixed(1)} ms, p99 ${h?.p99_ms?.toFixed(1)} ms, max ${h?.max_ms?.toFixed(1)} ms (${h?.answered} answered); event-loop lag p99 ${lag?.p99Ms.toFixed(1)} ms, max ${lag?.maxMs.toFixed(1)} ms`,
         );
       } finally {
         if (dbName)
@@ -224,19 +225,20 @@ function render(rows: ScalingRow[], svc: { rows: ServiceRow[]; bytes: number[] }
     out.push(
       `Three JavaScript files of ${svc.bytes.map((b) => b.toLocaleString('en')).join(', ')} bytes (the \`functions\` shape, every function a sink) reviewed through the service; /healthz probed at ${PROBE_RATE}/s from another process (target p99 < ${TARGET_P99_MS} ms).`,
       '',
-      '| engine | run | wall | findings | gaps | /healthz p50 | p99 | max | answered |',
-      '|---|---|---:|---:|---|---:|---:|---:|---:|',
+      '| engine | run | wall | findings | gaps | /healthz p50 | p99 | max | answered | loop lag p99 | loop lag max |',
+      '|---|---|---:|---:|---|---:|---:|---:|---:|---:|---:|',
     );
     for (const { engine, result } of svc.rows) {
       if (result.skipped) {
-        out.push(`| ${engine} | skipped: ${result.skipped} | | | | | | | |`);
+        out.push(`| ${engine} | skipped: ${result.skipped} | | | | | | | | | |`);
         continue;
       }
       const h = result.responsiveness.probe?.healthz;
+      const lag = result.responsiveness.lag;
       const ms = (x: number | null | undefined) =>
         x === null || x === undefined ? '-' : `${x.toFixed(1)} ms`;
       out.push(
-        `| ${engine} | ${result.status} | ${(result.wallMs / 1000).toFixed(1)} s | ${result.findings} | ${result.gaps.map((g) => g.code).join(', ') || 'none'} | ${ms(h?.p50_ms)} | ${ms(h?.p99_ms)} | ${ms(h?.max_ms)} | ${h?.answered ?? 0} |`,
+        `| ${engine} | ${result.status} | ${(result.wallMs / 1000).toFixed(1)} s | ${result.findings} | ${result.gaps.map((g) => g.code).join(', ') || 'none'} | ${ms(h?.p50_ms)} | ${ms(h?.p99_ms)} | ${ms(h?.max_ms)} | ${h?.answered ?? 0} | ${ms(lag.p99Ms)} | ${ms(lag.maxMs)} |`,
       );
     }
   }

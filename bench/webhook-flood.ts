@@ -7,6 +7,7 @@
  * before) after. Written to the webhook-flood section of docs/benchmarks.md.
  *
  * BENCH_CONCURRENCY (32) and BENCH_BODY_MIB (24) change the flood; BENCH_DOC the output file.
+ * Then bench/webhook-acks.ts: acknowledgement latency under a burst of genuine deliveries.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -17,6 +18,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../test/helpers/net';
 import { writeSection } from './review/doc-section';
+import { benchWebhookAcks } from './webhook-acks';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DOC = process.env.BENCH_DOC || join(ROOT, 'docs', 'benchmarks.md');
@@ -230,3 +232,6 @@ const out: string[] = [
 ];
 writeSection(DOC, 'webhook-flood', out.join('\n'));
 console.log(`\nwrote the webhook-flood section of ${DOC}`);
+
+// Then how fast genuine deliveries are acknowledged in a burst (its own section).
+await benchWebhookAcks(DOC);

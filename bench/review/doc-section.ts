@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
-const ORDER = ['api', 'start', 'review', 'webhook-flood', 'slow-clients', 'soak'] as const;
+const ORDER = ['api', 'start', 'review', 'webhook-flood', 'webhook-acks', 'slow-clients', 'soak'] as const;
 export type SectionName = (typeof ORDER)[number];
 
 const open = (name: string) => `<!-- bench:${name} -->`;

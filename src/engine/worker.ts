@@ -119,7 +119,9 @@ export class Worker {
       do {
         this.refill = false;
         while (!this.draining && this.started && this.active.size < this.concurrency) {
-          const run = await this.claim();
+          // Background work: on the embedded database's one connection, what a client waits on
+          // (a webhook acknowledgement) goes first (storage/priority.ts).
+          const run = await this.db.priority.inBackground(() => this.claim());
           if (!run) break;
           this.launch(run);
         }
@@ -193,7 +195,8 @@ export class Worker {
     const exec = new RunExecution(run, this.db, this.id, this.limits);
     const entry: Active = { exec, done: Promise.resolve() };
     this.active.set(run.id, entry);
-    entry.done = this.execute(exec)
+    entry.done = this.db.priority
+      .inBackground(() => this.execute(exec))
       .catch(async (error) => {
         // A fault before or around the handler (say the database blinked) must still end the run
         // by name now, not leave it `running` until its lease expires. The terminal write is

@@ -6,6 +6,7 @@
  */
 import type { SQL } from 'drizzle-orm';
 import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import type { StatementPriority } from './priority';
 import type * as schema from './schema';
 
 export type Schema = typeof schema;
@@ -35,6 +36,8 @@ export interface Database {
     events?: ListenEvents,
   ): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /** Which statements go first when the connection is shared (priority.ts). */
+  readonly priority: StatementPriority;
   /** Runs `fn` on one dedicated connection (session-level locks need that). */
   withSession<T>(fn: (orm: Orm) => Promise<T>): Promise<T>;
   close(): Promise<void>;

@@ -7,6 +7,7 @@ import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
 import { lockDataDir } from './data-dir-lock';
 import type { Database, Orm } from './database';
 import { createDataDir } from './pglite-data-dir';
+import { StatementPriority } from './priority';
 import * as schema from './schema';
 
 /**
@@ -37,10 +38,12 @@ export async function openPglite(
     client = await PGlite.create(dir, { startParams: PGLITE_START });
   }
   keepTimesAsText(client);
-  const generation = trackWrites(client);
+  const priority = new StatementPriority(true);
+  const generation = trackWrites(client, priority);
   const orm = drizzlePglite({ client, schema }) as unknown as Orm;
   return {
     writeGeneration: () => generation.value,
+    priority,
     kind: 'pglite',
     label: dataDir.startsWith('memory://') ? 'pglite (in memory)' : `pglite ${resolve(dataDir)}`,
     orm,
@@ -104,7 +107,11 @@ const READ_ONLY = /^\s*(select|with\s+[\s\S]*?\)\s*select|show|explain)\b/i;
 /** A `WITH … (INSERT INTO t (cols) SELECT …)` statement looks like a read to READ_ONLY, and writes. */
 const MODIFIES = /\b(insert|update|delete|merge|truncate)\b/i;
 
-function trackWrites(client: PGlite): { value: number } {
+/**
+ * Also where a background statement waits for foreground work (priority.ts): every statement and
+ * transaction of the process passes here before PGlite queues it.
+ */
+function trackWrites(client: PGlite, priority: StatementPriority): { value: number } {
   const generation = { value: 0 };
   const bump = () => {
     generation.value++;
@@ -116,6 +123,8 @@ function trackWrites(client: PGlite): { value: number } {
       // Bumped when issued (later reads see the new value) and when done (reads issued meanwhile
       // were queued behind the write by PGlite and cached nothing older).
       if (writes) bump();
+      const turn = priority.turn();
+      if (turn) await turn;
       try {
         return await original(text, ...rest);
       } finally {
@@ -128,6 +137,8 @@ function trackWrites(client: PGlite): { value: number } {
     fn: Parameters<PGlite['transaction']>[0],
   ) => {
     bump();
+    const turn = priority.turn();
+    if (turn) await turn;
     try {
       return await transaction(fn);
     } finally {

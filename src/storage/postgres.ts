@@ -3,6 +3,7 @@ import type { SQL } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
 import type { Database, ListenEvents, Orm } from './database';
+import { StatementPriority } from './priority';
 import * as schema from './schema';
 
 /**
@@ -78,6 +79,8 @@ export async function openPostgres(url: string, poolSize: number): Promise<Datab
   return {
     kind: 'postgres',
     writeGeneration: () => null,
+    // A pool: each caller has its own connection, so nothing waits for another's statements.
+    priority: new StatementPriority(false),
     label: `postgres ${redact(url)}`,
     orm,
     async rows<T>(query: SQL) {

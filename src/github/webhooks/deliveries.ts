@@ -7,7 +7,7 @@ import { eq } from 'drizzle-orm';
 import type { Engine } from '../../engine/engine';
 import type { Database } from '../../storage/database';
 import { webhookDeliveries } from '../../storage/schema';
-import { deliveryFacts, type Json } from './payload';
+import { type DeliveryFacts, deliveryFacts, type Json } from './payload';
 
 export interface Accepted {
   deliveryId: string;
@@ -27,6 +27,16 @@ export async function acceptDelivery(
   delivery: { id: string; event: string; workspaceId: string; payload: Json },
 ): Promise<Accepted> {
   const facts = deliveryFacts(delivery.payload);
+  // GitHub waits on this answer (10 s at most): the worker's statements wait for it (priority.ts).
+  return db.priority.foreground(() => store(db, engine, delivery, facts));
+}
+
+function store(
+  db: Database,
+  engine: Engine,
+  delivery: { id: string; event: string; workspaceId: string; payload: Json },
+  facts: DeliveryFacts,
+): Promise<Accepted> {
   return db.orm.transaction(async (tx) => {
     const inserted = await tx
       .insert(webhookDeliveries)

@@ -8,20 +8,34 @@
  * every assignment to it there (`:=`, `=`, `+=`, `var`) must be constant, and a name whose
  * address is taken (`row.Scan(&q)`, `flag.StringVar(&q, …)`) is dynamic. Numbers formatted as
  * text (`%d`, `strconv.Itoa`) count as constant: digits cannot end a quote or add a clause.
+ *
+ * The work is linear in a file's sinks: names are looked up in a per-parse index
+ * (flow/go-index.ts), and a variable's shape found without a cutoff is remembered for the parse,
+ * so the thousandth sink reading a variable neither searches nor combines its writes again.
  */
 import type { SgNode } from '@ast-grep/napi';
+import {
+  declaringScope,
+  memoFor,
+  nameIndex,
+  occurrencesWithin,
+  type ParseMemo,
+  prepareIndex,
+  type Role,
+  writesIn,
+} from './go-index';
 import {
   constantShape,
   DYNAMIC,
   dynamicShape,
   type FlowLanguage,
   joinShapes,
+  resolutionWork,
   type ValueShape,
 } from './types';
 
 /** Deeper than this, a value counts as dynamic (long chains are not worth following). */
 const MAX_DEPTH = 20;
-const FUNCTION_KINDS = new Set(['function_declaration', 'method_declaration', 'func_literal']);
 const ALL_CAPS = /^[A-Z][A-Z0-9_]*$/;
 /** The text a number stands as in a shape: what matters is that it carries no quotes or words. */
 const NUMBER_TEXT = '0';
@@ -90,14 +104,27 @@ interface Walk {
   depth: number;
   /** `<scope id>:<name>` pairs being resolved: a name met again inside its own value adds nothing. */
   resolving: Set<string>;
+  /** What is known about the parse, shared by every question about it. */
+  memo: ParseMemo;
+  /**
+   * Cycles met and depth limits hit so far (one counter for the whole walk): a variable resolved
+   * without one has the same shape wherever it is asked from, so the parse remembers it.
+   */
+  cutoffs: { count: number };
 }
 
 export const goFlow: FlowLanguage = {
-  shapeOf: (node: SgNode) => shapeOf(node, { depth: 0, resolving: new Set() }),
+  shapeOf: (node: SgNode, parse?: object) =>
+    shapeOf(node, { depth: 0, resolving: new Set(), memo: memoFor(parse), cutoffs: { count: 0 } }),
+  prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
+    prepareIndex(root, memoFor(parse), yieldNow),
 };
 
 function shapeOf(node: SgNode, walk: Walk): ValueShape {
-  if (walk.depth > MAX_DEPTH) return dynamicShape();
+  if (walk.depth > MAX_DEPTH) {
+    walk.cutoffs.count++;
+    return dynamicShape();
+  }
   const next = { ...walk, depth: walk.depth + 1 };
   switch (node.kind()) {
     case 'interpreted_string_literal':
@@ -308,28 +335,47 @@ function elementsOf(literal: SgNode): SgNode[] {
  */
 function builderShape(receiver: SgNode, walk: Walk): ValueShape {
   const name = receiver.text();
-  const scope = declaringScope(receiver, name);
+  const names = nameIndex(name, receiver, walk.memo);
+  const scope = declaringScope(receiver, names);
   if (!scope || scope.kind() === 'source_file') return dynamicShape();
   const key = `${scope.id()}:${name}`;
-  if (walk.resolving.has(key)) return constantShape('');
-  const resolving = new Set(walk.resolving).add(key);
-  const inner = { ...walk, resolving };
-  let declared = false;
-  const parts: ValueShape[] = [];
-  for (const occurrence of occurrencesIn(scope, name)) {
-    if (occurrence.id() === receiver.id()) continue;
-    const role = roleOf(occurrence);
-    if (role.kind === 'declare' || role.kind === 'assign') {
-      if (!isEmptyBuilder(role)) return dynamicShape();
-      declared = true;
-      continue;
-    }
-    const write = builderWrite(occurrence, inner);
-    if (write === 'neutral') continue;
-    if (write === null) return dynamicShape();
-    parts.push(write);
+  if (walk.resolving.has(key)) {
+    walk.cutoffs.count++;
+    return constantShape('');
   }
-  return declared ? joinShapes(parts) : dynamicShape();
+  // The receiver's own `.String()` is neutral like every other: the answer is the builder's, whichever call asks.
+  return remembered(`builder:${key}`, walk, () => {
+    const resolving = new Set(walk.resolving).add(key);
+    const inner = { ...walk, resolving };
+    let declared = false;
+    const parts: ValueShape[] = [];
+    for (const { occurrence, role } of occurrencesWithin(scope, names)) {
+      if (occurrence.id() === receiver.id()) continue;
+      if (role.kind === 'declare' || role.kind === 'assign') {
+        if (!isEmptyBuilder(role)) return dynamicShape();
+        declared = true;
+        continue;
+      }
+      const write = builderWrite(occurrence, inner);
+      if (write === 'neutral') continue;
+      if (write === null) return dynamicShape();
+      parts.push(write);
+    }
+    return declared ? joinShapes(parts) : dynamicShape();
+  });
+}
+
+/**
+ * `compute`'s answer for the variable `key`, remembered for the parse when it met no cycle and
+ * no depth limit: it is then the same wherever the question comes from, at that depth or shallower.
+ */
+function remembered(key: string, walk: Walk, compute: () => ValueShape): ValueShape {
+  const known = walk.memo.resolved.get(key);
+  if (known && walk.depth <= known.depth) return known.shape;
+  const cutoffsBefore = walk.cutoffs.count;
+  const shape = compute();
+  if (walk.cutoffs.count === cutoffsBefore) walk.memo.resolved.set(key, { shape, depth: walk.depth });
+  return shape;
 }
 
 function isEmptyBuilder(role: Role): boolean {
@@ -377,87 +423,26 @@ function builderWrite(occurrence: SgNode, walk: Walk): ValueShape | 'neutral' | 
 // ---------------------------------------------------------------------------------------------
 // Names
 
-type Role =
-  | { kind: 'parameter' }
-  /** `x := v`, `var x T = v`, `const x = v`; `value` null: the zero value (or `iota` repeated). */
-  | { kind: 'declare'; value: SgNode | null; type: SgNode | null; dynamic: boolean }
-  | { kind: 'assign'; value: SgNode | null; type: null; dynamic: boolean; append: boolean }
-  /** `&x`: the variable may be written through the pointer. */
-  | { kind: 'escape' }
-  | { kind: 'use' };
-
-/** Every identifier `name` under `scope`, in source order. */
-function occurrencesIn(scope: SgNode, name: string): SgNode[] {
-  const literal = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return scope.findAll({ rule: { kind: 'identifier', regex: `^${literal}$` } });
-}
-
-function innermostFunction(node: SgNode): SgNode | null {
-  for (let p = node.parent(); p; p = p.parent()) if (FUNCTION_KINDS.has(String(p.kind()))) return p;
-  return null;
-}
-
-/** Whether `fn` itself (its parameters, receiver, results or body, not a nested function) declares `name`. */
-function declaresName(fn: SgNode, name: string, cache: Map<number, boolean>): boolean {
-  const hit = cache.get(fn.id());
-  if (hit !== undefined) return hit;
-  const declares = occurrencesIn(fn, name).some((o) => {
-    const kind = roleOf(o).kind;
-    return (kind === 'parameter' || kind === 'declare') && innermostFunction(o)?.id() === fn.id();
-  });
-  cache.set(fn.id(), declares);
-  return declares;
-}
-
-/** The function that declares the `name` used at `use` (closures reach outwards), or the file. */
-function declaringScope(use: SgNode, name: string, cache = new Map<number, boolean>()): SgNode | null {
-  for (let fn = innermostFunction(use); fn; fn = innermostFunction(fn))
-    if (declaresName(fn, name, cache)) return fn;
-  let root = use;
-  for (let p = use.parent(); p; p = p.parent()) root = p;
-  return root.kind() === 'source_file' ? root : null;
-}
-
 function resolveName(use: SgNode, walk: Walk): ValueShape {
   const name = use.text();
   if (name === '_') return dynamicShape();
-  const cache = new Map<number, boolean>();
-  const scope = declaringScope(use, name, cache);
+  const names = nameIndex(name, use, walk.memo);
+  const scope = declaringScope(use, names);
   if (!scope) return dynamicShape();
   const key = `${scope.id()}:${name}`;
   // `q = q + " AND x"`: the name inside its own value adds nothing the other assignments do not.
-  if (walk.resolving.has(key)) return constantShape('');
-  const resolving = new Set(walk.resolving).add(key);
-  const inner = { ...walk, resolving };
-
-  const roles: Role[] = [];
-  for (const occurrence of occurrencesIn(scope, name)) {
-    const role = roleOf(occurrence);
-    if (role.kind === 'use') continue;
-    // An occurrence inside a nested function that declares its own `name` is another variable.
-    if (ownerScope(occurrence, name, scope, cache)?.id() !== scope.id()) continue;
-    roles.push(role);
+  if (walk.resolving.has(key)) {
+    walk.cutoffs.count++;
+    return constantShape('');
   }
-  if (scope.kind() === 'source_file' && !roles.some((r) => r.kind === 'declare'))
-    return ALL_CAPS.test(name) ? constantShape(name) : dynamicShape();
-  return combine(roles, inner);
-}
-
-/**
- * The scope an occurrence's `name` belongs to: the first enclosing function declaring it, or the
- * file (`scope`, the scope being resolved, is the file whenever a top-level declaration is met).
- */
-function ownerScope(
-  occurrence: SgNode,
-  name: string,
-  scope: SgNode,
-  cache: Map<number, boolean>,
-): SgNode | null {
-  const role = roleOf(occurrence);
-  const own = innermostFunction(occurrence);
-  if ((role.kind === 'parameter' || role.kind === 'declare') && own) return own;
-  if (role.kind === 'declare' && !own) return scope;
-  return declaringScope(occurrence, name, cache);
+  return remembered(key, walk, () => {
+    const resolving = new Set(walk.resolving).add(key);
+    // Writes by a nested function that declares its own `name` are another variable's: not here.
+    const roles = writesIn(scope, names);
+    if (scope.kind() === 'source_file' && !roles.some((r) => r.kind === 'declare'))
+      return ALL_CAPS.test(name) ? constantShape(name) : dynamicShape();
+    return combine(roles, { ...walk, resolving });
+  });
 }
 
 /** Constant when every assignment is; text: the first value's text plus what `+=` appends. */
@@ -466,6 +451,7 @@ function combine(roles: Role[], walk: Walk): ValueShape {
   let base: string | null = null;
   const appended: string[] = [];
   for (const role of roles) {
+    resolutionWork.visits++;
     if (role.kind === 'parameter' || role.kind === 'escape') return dynamicShape();
     if (role.kind !== 'declare' && role.kind !== 'assign') continue;
     if (role.dynamic) return dynamicShape();
@@ -477,92 +463,6 @@ function combine(roles: Role[], walk: Walk): ValueShape {
   }
   const text = (base ?? '') + appended.join('');
   return constant ? constantShape(text) : dynamicShape(text || DYNAMIC);
-}
-
-/** What an identifier occurrence does to its variable. */
-function roleOf(occurrence: SgNode): Role {
-  const parent = occurrence.parent();
-  if (!parent) return { kind: 'use' };
-  switch (parent.kind()) {
-    case 'parameter_declaration':
-    case 'variadic_parameter_declaration':
-      return parent.field('type')?.id() === occurrence.id() ? { kind: 'use' } : parameterRole(parent);
-    case 'var_spec':
-    case 'const_spec':
-      return specRole(parent, occurrence);
-    case 'expression_list':
-      return listRole(parent, occurrence);
-    case 'unary_expression':
-      return parent.field('operator')?.text() === '&' ? { kind: 'escape' } : { kind: 'use' };
-    case 'inc_statement':
-    case 'dec_statement':
-      return { kind: 'assign', value: null, type: null, dynamic: false, append: false };
-    default:
-      return { kind: 'use' };
-  }
-}
-
-/** A named result starts at its zero value and is assigned like a variable; other parameters come from the caller. */
-function parameterRole(declaration: SgNode): Role {
-  const list = declaration.parent();
-  const fn = list?.parent();
-  // `cb func(q string)`: a name inside a function type declares nothing.
-  if (!fn || !FUNCTION_KINDS.has(String(fn.kind()))) return { kind: 'use' };
-  const isResult = fn.field('result')?.id() === list?.id();
-  return isResult
-    ? { kind: 'declare', value: null, type: declaration.field('type'), dynamic: false }
-    : { kind: 'parameter' };
-}
-
-function specRole(spec: SgNode, occurrence: SgNode): Role {
-  const names = spec.children().filter((c) => c.kind() === 'identifier');
-  const index = names.findIndex((n) => n.id() === occurrence.id());
-  if (index < 0) return { kind: 'use' };
-  const values = spec.field('value')?.namedChildren() ?? [];
-  const type = spec.field('type');
-  if (values.length === 0) return { kind: 'declare', value: null, type, dynamic: false };
-  // `var a, b = f()`: one call, several results.
-  if (values.length !== names.length) return { kind: 'declare', value: null, type, dynamic: true };
-  return { kind: 'declare', value: values[index] ?? null, type, dynamic: false };
-}
-
-function listRole(list: SgNode, occurrence: SgNode): Role {
-  const statement = list.parent();
-  if (!statement || statement.field('left')?.id() !== list.id()) {
-    // `switch v := x.(type)`: the left list has no field name.
-    if (statement?.kind() === 'type_switch_statement' && list.id() === statement.namedChildren()[0]?.id())
-      return { kind: 'declare', value: null, type: null, dynamic: true };
-    return { kind: 'use' };
-  }
-  const lefts = list.namedChildren();
-  const index = lefts.findIndex((n) => n.id() === occurrence.id());
-  const declares = statement.children().some((c) => c.text() === ':=');
-  switch (statement.kind()) {
-    case 'short_var_declaration':
-    case 'assignment_statement': {
-      const rights = statement.field('right')?.namedChildren() ?? [];
-      const operator = statement.field('operator')?.text() ?? ':=';
-      const paired = rights.length === lefts.length ? (rights[index] ?? null) : null;
-      const dynamic = paired === null;
-      if (statement.kind() === 'short_var_declaration')
-        return { kind: 'declare', value: paired, type: null, dynamic };
-      return { kind: 'assign', value: paired, type: null, dynamic, append: operator === '+=' };
-    }
-    case 'range_clause': {
-      const range = statement.field('right');
-      const kind = declares ? 'declare' : 'assign';
-      // Ranging over a constant list gives its constant elements; anything else is data.
-      const source = range?.kind() === 'composite_literal' ? range : null;
-      if (kind === 'declare') return { kind, value: source, type: null, dynamic: source === null };
-      return { kind, value: source, type: null, dynamic: source === null, append: false };
-    }
-    case 'receive_statement':
-      return declares
-        ? { kind: 'declare', value: null, type: null, dynamic: true }
-        : { kind: 'assign', value: null, type: null, dynamic: true, append: false };
-    default:
-      return { kind: 'use' };
-  }
 }
 
 /** Go's escapes in interpreted strings and runes (`\n`, `\"`, `\x41`, `\u00e9`, `\101`). */

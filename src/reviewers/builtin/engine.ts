@@ -27,7 +27,7 @@ import { matchInThread } from './match-pool';
 import type { MatchReply } from './match-thread';
 import { basePathOf, PreexistingCounter, type Touched } from './preexisting';
 import { type RuntimeStatement, RuntimeTargets } from './runtime-version';
-import { scanSecrets, secretSeverity } from './secrets';
+import { scanSecrets, secretVerdict } from './secrets';
 
 export interface BuiltinRunOptions {
   /** The reviewer the findings are reported as. */
@@ -174,20 +174,17 @@ export async function runBuiltinSkill(
   if (skill.engine === 'secretlint') {
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
       if (tooLarge(file)) return;
-      for (const m of await scanSecrets(
-        skill,
-        file.diff.path,
-        file.content,
-        file.role ?? roleOfPath(file.diff.path),
-      )) {
+      const role = file.role ?? roleOfPath(file.diff.path);
+      for (const m of await scanSecrets(skill, file.diff.path, file.content, role)) {
         const line = firstChangedLineIn(file.diff.changedLines, m.line, m.endLine);
         if (line === null) continue;
+        const { severity, title } = secretVerdict(skill, m, role);
         findings.push({
-          severity: secretSeverity(skill, m.messageId),
+          severity,
           path: file.diff.path,
           line,
           endLine: Math.max(line, m.endLine),
-          title: `Credential committed: ${m.message.replace(/^found\s+/i, '')}`,
+          title,
           body: secretBody(m.messageId),
           rule: `${skill.id}/${m.rule}`,
           category: skill.category,

@@ -154,6 +154,35 @@ function oneMessagePerCredential(messages: SecretLintCoreResultMessage[]): Secre
 }
 
 /** Severity of a secretlint message: front matter `severity_by_message[messageId]`, else the default. */
+/**
+ * How a credential is reported: its severity and title. A credential anyone can make up (a key
+ * pair, a password; the skill's `throwaway_in_tests` rules) in a test, fixture or example file is
+ * most often generated for the test suite, so it is reported at the policy's lower severity and
+ * asks to be confirmed throwaway; a live provider's token keeps its severity wherever it is.
+ */
+export function secretVerdict(
+  skill: CatalogSkill,
+  message: SecretMessage,
+  role: FileRole,
+): { severity: Severity; title: string } {
+  const what = message.message.replace(/^found\s+/i, '');
+  const policy = skill.options.throwaway_in_tests as { rules?: unknown; severity?: unknown } | undefined;
+  const throwawayRules = Array.isArray(policy?.rules) ? (policy.rules as unknown[]) : [];
+  if (
+    TEST_ROLES.has(role) &&
+    throwawayRules.includes(message.rule) &&
+    SEVERITIES.includes(policy?.severity as Severity)
+  ) {
+    return {
+      severity: policy?.severity as Severity,
+      title: `Test fixture credential committed: ${what} (confirm it is throwaway and used by nothing real)`,
+    };
+  }
+  return { severity: secretSeverity(skill, message.messageId), title: `Credential committed: ${what}` };
+}
+
+const TEST_ROLES: ReadonlySet<FileRole> = new Set(['test', 'fixture', 'example']);
+
 export function secretSeverity(skill: CatalogSkill, messageId: string): Severity {
   const policy = skill.options.severity_by_message;
   const named =

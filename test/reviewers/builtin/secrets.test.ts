@@ -183,6 +183,45 @@ describe('severity', () => {
   });
 });
 
+describe('throwaway credentials in tests', () => {
+  const found = async (path: string, text: string) =>
+    (
+      await runBuiltinSkill(await secretsSkill(), [{ diff: snippetDiffFile(path, text), content: text }], {
+        reviewerId: 'secrets',
+        signal: new AbortController().signal,
+      })
+    ).findings.map((f) => ({ rule: f.rule, severity: f.severity, title: f.title }));
+  const hostKey = pem('EC PRIVATE KEY', `MHcCAQEEI${base64(151, 'host')}`);
+  const url = 'DB="postgres://shop:Kq7Vw2Nz9Rt4@db.acme.internal:5432/shop"\n';
+
+  it('rates a private key or a password URL in a test, fixture or example file P2, asking to confirm it is throwaway', async () => {
+    for (const path of [
+      'src/test/resources/ssh/host_key',
+      'tests/_support/tls.pem',
+      'spec/fixtures/keys/id_ecdsa',
+      'examples/server/key.pem',
+    ]) {
+      expect(await found(path, hostKey), path).toEqual([
+        {
+          rule: 'secrets/privatekey',
+          severity: 'P2',
+          title: expect.stringMatching(/^Test fixture credential committed: .*confirm it is throwaway/),
+        },
+      ]);
+    }
+    const [inTest] = await found('test/db_test.py', url);
+    expect(inTest?.severity).toBe('P2');
+  });
+
+  it('keeps the same key P0 in production code, and a live provider token P0 in a test', async () => {
+    expect((await found('deploy/host_key', hostKey)).map((f) => f.severity)).toEqual(['P0']);
+    expect((await found('config/prod.py', url)).map((f) => f.severity)).toEqual(['P0']);
+    const live = await found('tests/_support/github.ts', `const token = '${fake.github}';\n`);
+    expect(live.map((f) => [f.rule, f.severity])).toEqual([['secrets/github', 'P0']]);
+    expect(live[0]?.title).toMatch(/^Credential committed/);
+  });
+});
+
 describe('known example values stay quiet', () => {
   it.each([
     ['AWS documented key id', 'AKIAIOSFODNN7EXAMPLE'],

@@ -15,14 +15,22 @@
  *   statement (`addFilters(sql, form);`) it may have been written there, so it is dynamic.
  * - `Collections.nCopies(n, "?")` and `"?".repeat(n)` read as their element: a repetition count
  *   carries no data (placeholder lists for `IN (...)`).
+ *
+ * The work is linear in a file's sinks: identifiers are indexed by name once per parse, a name's
+ * binders and writes are found from its own occurrences and grouped by owning scope once, a
+ * class body's written fields are collected once, and a name's shape found without a cutoff is
+ * remembered for the parse. Searching a scope (or a class body) per name made it quadratic.
  */
 import type { SgNode } from '@ast-grep/napi';
+import type { Steps } from '../../../core/cooperative';
+import { findAllSliced } from '../find-sliced';
 import {
   constantShape,
   DYNAMIC,
   dynamicShape,
   type FlowLanguage,
   joinShapes,
+  resolutionWork,
   type ValueShape,
 } from './types';
 
@@ -98,31 +106,84 @@ interface Context {
   /** The node the rule asked about: its own call does not count as handing a builder elsewhere. */
   sink: SgNode;
   tree: TreeIndex;
+  /**
+   * Cycles met, depth limits hit and answers that depend on the use or the sink, so far (one
+   * counter for the whole question): a name resolved without one is remembered for the parse.
+   */
+  cutoffs: { count: number };
 }
 
 /**
- * What the tree says about names, kept per parsed file: the engine asks about every match of a
- * file, and each answer walks the same scopes and class bodies.
+ * What the tree says about names, kept per parse: the engine asks about every match of a file,
+ * and each answer walks the same scopes and class bodies.
  */
 interface TreeIndex {
+  /** Identifier nodes by name, from one search of the file (`prepare`); null until made. */
+  identifiers: Map<string, SgNode[]> | null;
   /** Whether a scope declares a name, by `<scope id>:<name>`. */
   declares: Map<string, boolean>;
+  /** Per name, the ids of the scopes whose binders (not parameters) declare it. */
+  declaringScopes: Map<string, Set<number>>;
+  /** Per name, what each scope owning some of its binders and writes does to it, by scope id. */
+  owned: Map<string, Map<number, Bindings>>;
   /** A scope's bindings of a name, by `<scope id>:<name>`. */
   bindings: Map<string, Bindings | null>;
   /** A class body's fields, enum constants and record components by name, by body id. */
   fields: Map<number, Map<string, SgNode>>;
+  /** The names a class body assigns, updates or mutates (`x = `, `this.x++`, `x.add(...)`), by body id. */
+  written: Map<number, Set<string>>;
+  /**
+   * Shapes of bindings and fields (the keys `guarded` uses) resolved without a cutoff, with the
+   * depth they were resolved at: the same answer holds from there or shallower.
+   */
+  resolved: Map<string, { shape: Shape; depth: number }>;
 }
 
 const indexes = new WeakMap<object, TreeIndex>();
 
-function indexFor(node: SgNode): TreeIndex {
-  const root = node.getRoot();
-  let index = indexes.get(root);
+function indexFor(parse: object | undefined): TreeIndex {
+  let index = parse ? indexes.get(parse) : undefined;
   if (!index) {
-    index = { declares: new Map(), bindings: new Map(), fields: new Map() };
-    indexes.set(root, index);
+    index = {
+      identifiers: null,
+      declares: new Map(),
+      declaringScopes: new Map(),
+      owned: new Map(),
+      bindings: new Map(),
+      fields: new Map(),
+      written: new Map(),
+      resolved: new Map(),
+    };
+    if (parse) indexes.set(parse, index);
   }
   return index;
+}
+
+const IDENTIFIER_RULE = { rule: { kind: 'identifier' } };
+
+/** Indexes the file's identifiers by name in one search, yielding when `yieldNow` says so. */
+function* prepareIndex(root: SgNode, index: TreeIndex, yieldNow: () => boolean): Steps<void> {
+  if (index.identifiers) return;
+  const found = yield* findAllSliced(root, IDENTIFIER_RULE, yieldNow);
+  const identifiers = new Map<string, SgNode[]>();
+  for (const [i, node] of found.entries()) {
+    resolutionWork.visits++;
+    const name = node.text();
+    const list = identifiers.get(name);
+    if (list) list.push(node);
+    else identifiers.set(name, [node]);
+    if (i % 1000 === 999 && yieldNow()) yield;
+  }
+  index.identifiers = identifiers;
+}
+
+function identifiersNamed(name: string, from: SgNode, index: TreeIndex): SgNode[] {
+  if (index.identifiers) return index.identifiers.get(name) ?? [];
+  // Not prepared (a single question, as in tests): search the file for this one name.
+  return from
+    .getRoot()
+    .root()
+    .findAll({ rule: { kind: 'identifier', regex: exactly(name) } });
 }
 
 function memo<K, V>(map: Map<K, V>, key: K, compute: () => V): V {
@@ -236,39 +297,36 @@ function bindingName(node: SgNode): string | null {
 }
 
 const declaresDirectly = (scope: SgNode, name: string, ctx: Context) =>
-  memo(ctx.tree.declares, `${scope.id()}:${name}`, () => scopeDeclares(scope, name));
+  memo(ctx.tree.declares, `${scope.id()}:${name}`, () => scopeDeclares(scope, name, ctx));
 
-function scopeDeclares(scope: SgNode, name: string): boolean {
+function scopeDeclares(scope: SgNode, name: string, ctx: Context): boolean {
   if (parametersOf(scope).some(([n]) => n.text() === name)) return true;
-  return scope
-    .findAll({ rule: { any: binderRules(name) } })
-    .some((b) => bindingName(b) === name && sameNode(nearestScope(b), scope));
+  let scopes = ctx.tree.declaringScopes.get(name);
+  if (!scopes) {
+    scopes = new Set();
+    for (const binder of bindersOf(name, scope, ctx)) {
+      const owner = nearestScope(binder);
+      if (owner) scopes.add(owner.id());
+    }
+    ctx.tree.declaringScopes.set(name, scopes);
+  }
+  return scopes.has(scope.id());
+}
+
+/** The nodes binding `name` (local declarators, loop variables, resources, catch parameters, patterns), in source order. */
+function bindersOf(name: string, from: SgNode, ctx: Context): SgNode[] {
+  const out: SgNode[] = [];
+  for (const occurrence of identifiersNamed(name, from, ctx.tree)) {
+    const parent = occurrence.parent();
+    if (parent && sameNode(parent.field('name'), occurrence) && bindingName(parent) === name)
+      out.push(parent);
+  }
+  return out;
 }
 
 /** `name` in a regex (Java names may hold `$`). */
 const escaped = (name: string) => name.replace(/\$/g, '\\$');
 const exactly = (name: string) => `^${escaped(name)}$`;
-
-/** Nodes that bind `name`: local declarators, loop variables, resources, catch parameters, patterns. */
-const binderRules = (name: string) =>
-  ['variable_declarator', 'enhanced_for_statement', 'resource', ...RUNTIME_BINDERS].map((kind) => ({
-    kind,
-    has: { field: 'name', regex: exactly(name) },
-  }));
-
-/** Nodes that may bind, write or hand on `name`; filtered natively so few cross into JS. */
-const touchRules = (name: string) => {
-  const named = { kind: 'identifier', regex: exactly(name) };
-  return [
-    ...binderRules(name),
-    {
-      kind: 'assignment_expression',
-      has: { field: 'left', any: [named, { kind: 'array_access', has: { field: 'array', ...named } }] },
-    },
-    { kind: 'method_invocation' },
-    { kind: 'object_creation_expression' },
-  ];
-};
 
 /** The scope that binds `name` as seen from `node`: the first enclosing scope declaring it. */
 function owningScope(node: SgNode, name: string, ctx: Context): SgNode | null {
@@ -292,45 +350,108 @@ const bindingsOf = (scope: SgNode, name: string, ctx: Context) =>
 
 function collectBindings(scope: SgNode, name: string, ctx: Context): Bindings | null {
   const parameter = parametersOf(scope).find(([n]) => n.text() === name);
-  const owned = (n: SgNode) => sameNode(owningScope(n, name, ctx), scope);
+  const owned = memo(ctx.tree.owned, name, () => bindingsByScope(name, scope, ctx)).get(scope.id());
   const found: Bindings = {
+    ...(owned ?? emptyBindings()),
     parameter: parameter ? (parameter[0].parent() ?? parameter[0]) : null,
-    declarators: [],
-    binders: [],
-    assignments: [],
-    mutations: [],
-    handedTo: [],
   };
-  const candidates = scope.findAll({
-    rule: {
-      any: touchRules(name),
-    },
-  });
-  for (const node of candidates) {
-    const kind = kindOf(node);
-    if (bindingName(node) === name) {
-      if (!sameNode(nearestScope(node), scope)) continue;
-      (kind === 'variable_declarator' ? found.declarators : found.binders).push(node);
-    } else if (kind === 'assignment_expression') {
-      const left = node.field('left');
-      const target = left?.kind() === 'array_access' ? left.field('array') : left;
-      if (target?.kind() !== 'identifier' || target.text() !== name || !owned(node)) continue;
-      (left?.kind() === 'array_access' ? found.mutations : found.assignments).push(node);
-    } else if (kind === 'method_invocation' || kind === 'object_creation_expression') {
-      const method = node.field('name')?.text() ?? '';
-      const root = kind === 'method_invocation' ? chainRoot(node) : null;
-      if (MUTATORS.has(method) && root?.kind() === 'identifier' && root.text() === name && owned(node)) {
-        found.mutations.push(node);
-        continue;
-      }
-      const passed = argumentsOf(node).some((a) => a.kind() === 'identifier' && a.text() === name);
-      if (!passed || !owned(node)) continue;
-      if (method === 'addAll' && node.field('object')?.text() === 'Collections') found.mutations.push(node);
-      else if (node.parent()?.kind() === 'expression_statement') found.handedTo.push(node);
-    }
-  }
   const bound = found.parameter !== null || found.declarators.length > 0 || found.binders.length > 0;
   return bound ? found : null;
+}
+
+const emptyBindings = (): Bindings => ({
+  parameter: null,
+  declarators: [],
+  binders: [],
+  assignments: [],
+  mutations: [],
+  handedTo: [],
+});
+
+/**
+ * Everything that binds, writes or hands on `name`, by the scope that owns it. The candidates
+ * are found from the name's own occurrences (its binder, the assignment it is the target of, the
+ * mutator chain it starts, the call it is an argument of) rather than by searching each scope.
+ */
+function bindingsByScope(name: string, from: SgNode, ctx: Context): Map<number, Bindings> {
+  const byScope = new Map<number, Bindings>();
+  const of = (scope: SgNode | null) => {
+    if (!scope) return null;
+    const known = byScope.get(scope.id());
+    if (known) return known;
+    const found = emptyBindings();
+    byScope.set(scope.id(), found);
+    return found;
+  };
+  const seen = new Set<number>();
+  for (const occurrence of identifiersNamed(name, from, ctx.tree)) {
+    for (const node of touchedBy(occurrence)) {
+      if (seen.has(node.id())) continue;
+      seen.add(node.id());
+      resolutionWork.visits++;
+      const kind = kindOf(node);
+      if (bindingName(node) === name) {
+        const found = of(nearestScope(node));
+        found?.[kind === 'variable_declarator' ? 'declarators' : 'binders'].push(node);
+      } else if (kind === 'assignment_expression') {
+        const left = node.field('left');
+        const target = left?.kind() === 'array_access' ? left.field('array') : left;
+        if (target?.kind() !== 'identifier' || target.text() !== name) continue;
+        of(owningScope(node, name, ctx))?.[
+          left?.kind() === 'array_access' ? 'mutations' : 'assignments'
+        ].push(node);
+      } else if (kind === 'method_invocation' || kind === 'object_creation_expression') {
+        const method = node.field('name')?.text() ?? '';
+        const root = kind === 'method_invocation' ? chainRoot(node) : null;
+        const owner = owningScope(node, name, ctx);
+        if (MUTATORS.has(method) && root?.kind() === 'identifier' && root.text() === name && owner) {
+          of(owner)?.mutations.push(node);
+          continue;
+        }
+        const passed = argumentsOf(node).some((a) => a.kind() === 'identifier' && a.text() === name);
+        if (!passed || !owner) continue;
+        if (method === 'addAll' && node.field('object')?.text() === 'Collections')
+          of(owner)?.mutations.push(node);
+        else if (node.parent()?.kind() === 'expression_statement') of(owner)?.handedTo.push(node);
+      }
+    }
+  }
+  return byScope;
+}
+
+/**
+ * The nodes an occurrence of a name may bind, write or hand it on through: its binder, the
+ * assignment whose target it is (or whose target array it is), every call of the mutator chain
+ * it starts (`sb.append(a).append(b)`), and the call it is an argument of.
+ */
+function touchedBy(occurrence: SgNode): SgNode[] {
+  const parent = occurrence.parent();
+  if (!parent) return [];
+  const out: SgNode[] = [];
+  if (sameNode(parent.field('name'), occurrence)) out.push(parent);
+  const kind = kindOf(parent);
+  if (kind === 'assignment_expression' && sameNode(parent.field('left'), occurrence)) out.push(parent);
+  if (kind === 'array_access' && sameNode(parent.field('array'), occurrence)) {
+    const assignment = parent.parent();
+    if (assignment?.kind() === 'assignment_expression' && sameNode(assignment.field('left'), parent))
+      out.push(assignment);
+  }
+  if (kind === 'method_invocation' && sameNode(parent.field('object'), occurrence)) {
+    // Up the chain while each call is a mutator: a call past a non-mutator has another root.
+    for (let call: SgNode | null = parent; call; ) {
+      out.push(call);
+      if (!MUTATORS.has(call.field('name')?.text() ?? '')) break;
+      const up: SgNode | null = call.parent();
+      call = up?.kind() === 'method_invocation' && sameNode(up.field('object'), call) ? up : null;
+    }
+  }
+  if (kind === 'argument_list') {
+    const call = parent.parent();
+    const callKind = call ? kindOf(call) : '';
+    if (call && (callKind === 'method_invocation' || callKind === 'object_creation_expression'))
+      out.push(call);
+  }
+  return out;
 }
 
 /** Source order of writes; a chained call (`sb.append(a).append(b)`) is placed by its arguments. */
@@ -355,6 +476,8 @@ function shapeOfBindings(b: Bindings, ctx: Context & { use: SgNode }): Shape {
   const declaredType = declarator?.parent()?.field('type') ?? null;
   if (isNumericType(declaredType)) return NUMERIC;
   // Loop variables and catch parameters of one name in sibling statements: the one around the use.
+  // Which of several binders depends on the use: an answer that is not the same for every use.
+  if (b.binders.length > 1) ctx.cutoffs.count++;
   const binder = b.binders.find((n) => contains(n, ctx.use)) ?? b.binders[0];
   if (binder) {
     if (binder.kind() === 'enhanced_for_statement') {
@@ -387,8 +510,10 @@ function shapeOfBindings(b: Bindings, ctx: Context & { use: SgNode }): Shape {
       ? vector([...shape.elements, ...(added.elements ?? [added])], shape.separator)
       : join([shape, asString(added)]);
   }
-  if (isMutableInitializer(initializer) && b.handedTo.some((call) => !contains(call, ctx.sink)))
-    return { ...shape, constant: false };
+  const mutable = isMutableInitializer(initializer);
+  // Whether it is handed elsewhere depends on the sink: an answer that is not the same for every sink.
+  if (mutable && b.handedTo.length > 0) ctx.cutoffs.count++;
+  if (mutable && b.handedTo.some((call) => !contains(call, ctx.sink))) return { ...shape, constant: false };
   return { ...shape, constant: allConstant && shape.constant };
 }
 
@@ -454,23 +579,35 @@ function shapeOfField(declarator: SgNode, body: SgNode, ctx: Context): Shape {
   const isConstant = declaration?.kind() === 'constant_declaration' || hasModifier(declaration, 'final');
   if (isConstant) return value ? shapeIn(value, ctx) : ALL_CAPS.test(name) ? constant(name) : dynamic();
   if (!value || !hasModifier(declaration, 'private')) return dynamic();
-  const target = `^(this\\.)?${escaped(name)}$`;
-  const written = body.findAll({
-    rule: {
-      any: [
-        { kind: 'assignment_expression', has: { field: 'left', regex: target } },
-        { kind: 'update_expression', has: { regex: target } },
-        {
-          kind: 'method_invocation',
-          all: [
-            { has: { field: 'name', regex: `^(${[...MUTATORS].join('|')})$` } },
-            { has: { field: 'object', regex: target } },
-          ],
-        },
-      ],
-    },
-  });
-  return written.length === 0 ? shapeIn(value, ctx) : dynamic();
+  return memo(ctx.tree.written, body.id(), () => writtenIn(body)).has(name) ? dynamic() : shapeIn(value, ctx);
+}
+
+const WRITES = {
+  rule: {
+    any: [
+      { kind: 'assignment_expression' },
+      { kind: 'update_expression' },
+      { kind: 'method_invocation', has: { field: 'name', regex: `^(${[...MUTATORS].join('|')})$` } },
+    ],
+  },
+};
+
+/** The names `body` writes: assignment targets, updated names, mutated objects (`x` or `this.x`), searched once. */
+function writtenIn(body: SgNode): Set<string> {
+  const names = new Set<string>();
+  const add = (target: SgNode | null) => {
+    const text = target?.text() ?? '';
+    names.add(text);
+    if (text.startsWith('this.')) names.add(text.slice('this.'.length));
+  };
+  for (const write of body.findAll(WRITES)) {
+    resolutionWork.visits++;
+    const kind = kindOf(write);
+    if (kind === 'assignment_expression') add(write.field('left'));
+    else if (kind === 'update_expression') for (const child of write.children()) add(child);
+    else add(write.field('object'));
+  }
+  return names;
 }
 
 /** Resolves a name: enclosing scopes innermost first, then the fields of enclosing classes. */
@@ -492,10 +629,19 @@ function resolveName(node: SgNode, ctx: Context, fieldsOnly = false): Shape {
 
 /** Runs `resolve` unless `key` is already being resolved: a value reached from itself adds nothing. */
 function guarded(key: string, ctx: Context, resolve: () => Shape): Shape {
-  if (ctx.visiting.has(key)) return constant('');
+  if (ctx.visiting.has(key)) {
+    ctx.cutoffs.count++;
+    return constant('');
+  }
+  const known = ctx.tree.resolved.get(key);
+  if (known && ctx.depth <= known.depth) return known.shape;
+  const cutoffsBefore = ctx.cutoffs.count;
   ctx.visiting.add(key);
   try {
-    return resolve();
+    const shape = resolve();
+    // Met no cycle, no depth limit and nothing that depends on the use or the sink: the same answer anywhere.
+    if (ctx.cutoffs.count === cutoffsBefore) ctx.tree.resolved.set(key, { shape, depth: ctx.depth });
+    return shape;
   } finally {
     ctx.visiting.delete(key);
   }
@@ -627,7 +773,11 @@ function creation(node: SgNode, ctx: Context): Shape {
 }
 
 function shapeIn(node: SgNode | null, ctx: Context): Shape {
-  if (!node || ctx.depth > MAX_DEPTH) return dynamic();
+  if (!node) return dynamic();
+  if (ctx.depth > MAX_DEPTH) {
+    ctx.cutoffs.count++;
+    return dynamic();
+  }
   ctx.depth++;
   try {
     return shapeOfNode(node, ctx);
@@ -702,8 +852,11 @@ function shapeOfNode(node: SgNode, ctx: Context): Shape {
 }
 
 export const javaFlow: FlowLanguage = {
-  shapeOf(node: SgNode): ValueShape {
-    const shape = shapeIn(node, { depth: 0, visiting: new Set(), sink: node, tree: indexFor(node) });
+  shapeOf(node: SgNode, parse?: object): ValueShape {
+    const tree = indexFor(parse);
+    const shape = shapeIn(node, { depth: 0, visiting: new Set(), sink: node, tree, cutoffs: { count: 0 } });
     return { constant: shape.constant, text: shape.text };
   },
+  prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
+    prepareIndex(root, indexFor(parse), yieldNow),
 };

@@ -4,7 +4,14 @@
  * Work is counted (resolutionWork, event-loop turns), never timed.
  */
 import { describe, expect, it } from 'vitest';
-import { SHAPES, type Shape, worstCase } from '../../../bench/analysis/worst-case';
+import {
+  type AnalysisLanguage,
+  EXTENSION,
+  LANGUAGES,
+  SHAPES,
+  type Shape,
+  worstCase,
+} from '../../../bench/analysis/worst-case';
 import { snippetDiffFile } from '../../../eval/evaluate';
 import { fileAnalysisBudgetMs } from '../../../src/config';
 import { runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
@@ -23,21 +30,23 @@ const jsFile = (code: string): ReviewFile => ({
 });
 const never = new AbortController().signal;
 
-/** Resolution visits and findings of one analysis of `shape` with `n` sinks. */
-async function analyse(shape: Shape, n: number) {
+/** Resolution visits and findings of one analysis of `shape` with `n` sinks in `language`. */
+async function analyse(language: AnalysisLanguage, shape: Shape, n: number) {
+  const code = worstCase(language, shape, n);
+  const file: ReviewFile = {
+    diff: snippetDiffFile(`src/handlers.${EXTENSION[language]}`, code, null),
+    content: code,
+  };
   const before = resolutionWork.visits;
-  const result = await runBuiltinSkill(await security(), [jsFile(worstCase('javascript', shape, n))], {
-    reviewerId: 'security',
-    signal: never,
-  });
+  const result = await runBuiltinSkill(await security(), [file], { reviewerId: 'security', signal: never });
   return { visits: resolutionWork.visits - before, result };
 }
 
-describe('resolution work per sink (JavaScript)', () => {
+describe.each(LANGUAGES)('resolution work per sink (%s)', (language) => {
   for (const shape of SHAPES) {
     it(`grows linearly with the sinks of a file: ${shape}`, async () => {
-      const small = await analyse(shape, 150);
-      const large = await analyse(shape, 300);
+      const small = await analyse(language, shape, 150);
+      const large = await analyse(language, shape, 300);
       // Every sink is a finding: the flow analysis really ran for each.
       expect(small.result.findings).toHaveLength(150);
       expect(large.result.findings).toHaveLength(300);

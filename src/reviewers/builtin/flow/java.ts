@@ -496,6 +496,7 @@ function shapeOfBindings(b: Bindings, ctx: Context & { use: SgNode }): Shape {
   let shape: Shape | null = initializer ? shapeIn(initializer, ctx) : null;
   let allConstant = (shape?.constant ?? true) && otherInitializers.every((v) => shapeIn(v, ctx).constant);
   for (const w of [...b.assignments].sort(byPosition)) {
+    resolutionWork.visits++;
     const operator = w.field('operator')?.text();
     const right = shapeIn(w.field('right'), ctx);
     allConstant &&= right.constant;
@@ -504,6 +505,7 @@ function shapeOfBindings(b: Bindings, ctx: Context & { use: SgNode }): Shape {
   }
   if (!shape) return dynamic();
   for (const m of [...b.mutations].sort(byPosition)) {
+    resolutionWork.visits++;
     const added = mutationShape(m, ctx);
     allConstant &&= added.constant;
     shape = shape.elements

@@ -119,9 +119,9 @@ export class Worker {
       do {
         this.refill = false;
         while (!this.draining && this.started && this.active.size < this.concurrency) {
-          // Background work: on the embedded database's one connection, what a client waits on
-          // (a webhook acknowledgement) goes first (storage/priority.ts).
-          const run = await this.db.priority.inBackground(() => this.claim());
+          // Not background work: a background statement may wait, and a claim waiting past a
+          // stop would take a run after the worker began draining.
+          const run = await this.claim();
           if (!run) break;
           this.launch(run);
         }
@@ -195,6 +195,8 @@ export class Worker {
     const exec = new RunExecution(run, this.db, this.id, this.limits);
     const entry: Active = { exec, done: Promise.resolve() };
     this.active.set(run.id, entry);
+    // Background work: on the embedded database's one connection, what a client waits on (a
+    // webhook acknowledgement) goes first (storage/priority.ts).
     entry.done = this.db.priority
       .inBackground(() => this.execute(exec))
       .catch(async (error) => {

@@ -16,15 +16,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 /** The longest one background statement waits for foreground work, however much there is. */
 export const MAX_BACKGROUND_WAIT_MS = 2_000;
 
-/**
- * How long after foreground work a background statement still first lets the thread read
- * waiting requests: the gaps inside a burst, between one acknowledgement and the next.
- */
-const BURST_GAP_MS = 100;
-
 export class StatementPriority {
   private inFlight = 0;
-  private lastForegroundAt = Number.NEGATIVE_INFINITY;
   private waiters = new Set<() => void>();
   private readonly background = new AsyncLocalStorage<true>();
 
@@ -49,7 +42,6 @@ export class StatementPriority {
       return await work();
     } finally {
       this.inFlight--;
-      this.lastForegroundAt = performance.now();
       // Woken after the thread has read what is waiting in its sockets: inside a burst, the next
       // acknowledgement is usually there, and the background keeps waiting for it.
       if (this.inFlight === 0) setImmediate(() => this.wakeIfIdle());
@@ -62,19 +54,18 @@ export class StatementPriority {
   }
 
   /**
-   * Called before each statement or transaction starts: a background one waits its turn. Nothing
-   * to wait for answers undefined, so the statement is issued in the same tick as without this.
+   * Called before each statement or transaction starts: a background one waits its turn (the
+   * others get undefined, and are issued in the same tick as without this).
    */
   turn(): Promise<void> | undefined {
     if (!this.gated || !this.background.getStore()) return undefined;
-    if (this.inFlight === 0 && performance.now() - this.lastForegroundAt > BURST_GAP_MS) return undefined;
     return this.yieldToForeground();
   }
 
   private async yieldToForeground(): Promise<void> {
     // Requests still unread in their sockets are no foreground work yet: the thread reads them
-    // (and starts their acknowledgements) before the statement, or a burst arrives one by one,
-    // each behind a run of the one before it.
+    // (and starts their acknowledgements) before the statement. A run's statements follow one
+    // another in microtasks, so without this a burst is read one request between two runs.
     await new Promise((resolve) => setImmediate(resolve));
     if (this.inFlight > 0) await this.quiet();
   }

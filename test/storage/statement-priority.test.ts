@@ -54,11 +54,6 @@ describe('statement priority', () => {
     expect(order).toEqual(['foreground started', 'foreground done', 'background done']);
   });
 
-  it('makes no background statement wait, nor even yield, when no foreground work is near', () => {
-    const priority = new StatementPriority(true);
-    return expect(priority.inBackground(async () => priority.turn() === undefined)).resolves.toBe(true);
-  });
-
   it('never makes foreground work or work of no priority wait', async () => {
     const { db } = testDb;
     const held = gate();

@@ -148,18 +148,46 @@ describe('repositories', () => {
     );
   });
 
-  it('default branch: HEAD’s branch, else main, else master', async () => {
+  it('default branch: what the repository declares, never the branch checked out in a work tree', async () => {
     expect(await host.defaultBranch('acme/api')).toBe('main');
     const other = makeRepo(reposDir, 'acme/trunk', { 'a.txt': 'a\n' });
     gitIn(other, ['branch', '-m', 'main', 'trunk']);
-    expect(await host.defaultBranch('acme/trunk')).toBe('trunk');
-    // HEAD names a branch that does not exist: fall back to master.
-    gitIn(other, ['branch', 'master']);
-    gitIn(other, ['symbolic-ref', 'HEAD', 'refs/heads/unborn']);
-    expect(await host.defaultBranch('acme/trunk')).toBe('master');
-    gitIn(other, ['branch', '-D', 'master']);
-    const error = await codeHostError(host.defaultBranch('acme/trunk'));
+    gitIn(other, ['checkout', '-q', '-b', 'topic']);
+    // Only checked-out branches name trunk or topic: nothing declares one.
+    let error = await codeHostError(host.defaultBranch('acme/trunk'));
     expect(error.reason).toBe('not_found');
+    expect(error.message).toMatch(/declares no default branch.*never counts/);
+    // main or master, when one exists, is the guess.
+    gitIn(other, ['branch', 'master', 'trunk']);
+    expect(await host.defaultBranch('acme/trunk')).toBe('master');
+    // init.defaultBranch declares it (a branch that exists), over the guess.
+    gitIn(other, ['config', 'init.defaultBranch', 'trunk']);
+    expect(await host.defaultBranch('acme/trunk')).toBe('trunk');
+    // origin/HEAD declares it over init.defaultBranch; origin's branch counts without a local one.
+    gitIn(other, ['update-ref', 'refs/remotes/origin/develop', 'trunk']);
+    gitIn(other, ['symbolic-ref', 'refs/remotes/origin/HEAD', 'refs/remotes/origin/develop']);
+    expect(await host.defaultBranch('acme/trunk')).toBe('develop');
+    // A bare repository's HEAD is its declaration; the checked-out topic in the work tree never was.
+    const bare = makeBareClone(reposDir, other, 'acme/trunk-mirror.git');
+    gitIn(bare, ['symbolic-ref', 'HEAD', 'refs/heads/trunk']);
+    expect(await host.defaultBranch('acme/trunk-mirror')).toBe('trunk');
+    gitIn(other, ['branch', '-D', 'master']);
+    gitIn(other, ['config', '--unset', 'init.defaultBranch']);
+    gitIn(other, ['symbolic-ref', '-d', 'refs/remotes/origin/HEAD']);
+    error = await codeHostError(host.defaultBranch('acme/trunk'));
+    expect(error.reason).toBe('not_found');
+  });
+
+  it("the project's setting names the default branch over anything the repository declares", async () => {
+    const repo = makeRepo(reposDir, 'acme/configured', { 'a.txt': 'a\n' });
+    gitIn(repo, ['branch', 'develop']);
+    const configured = new LocalCodeHost(reposDir, {
+      configuredDefaultBranch: async (name) => (name === 'acme/configured' ? 'develop' : null),
+    });
+    expect(await configured.defaultBranch('acme/configured')).toBe('develop');
+    // A setting naming no existing branch declares nothing: the repository's own answer stands.
+    const missing = new LocalCodeHost(reposDir, { configuredDefaultBranch: async () => 'gone' });
+    expect(await missing.defaultBranch('acme/configured')).toBe('main');
   });
 });
 
@@ -202,6 +230,21 @@ describe('pull requests', () => {
     expect(error.message).toBe('pull request 70 not found in acme/api: no refs/pull/70/head');
     expect((await codeHostError(host.getPullRequest('acme/api', 0))).reason).toBe('invalid_input');
     expect((await codeHostError(host.getPullRequest('acme/api', 1.5))).reason).toBe('invalid_input');
+  });
+
+  it('with the pull request branch checked out: still based on the declared default branch', async () => {
+    const repo = makeRepo(reposDir, 'acme/editing', { 'src/app.ts': 'export const a = 1;\n' });
+    const main = rev(repo, 'main');
+    gitIn(repo, ['checkout', '-q', '-b', 'fix']);
+    const head = commitFiles(repo, { 'src/app.ts': 'export const a = 2;\n' }, 'fix a');
+    gitIn(repo, ['symbolic-ref', 'refs/pull/4/head', 'refs/heads/fix']);
+    // The person stays on the branch they are editing.
+    const pr = await host.getPullRequest('acme/editing', 4);
+    expect(pr).toMatchObject({ baseRef: 'main', baseSha: main, headSha: head, mergeBaseSha: main });
+    const diff = await host.getDiff('acme/editing', pr.mergeBaseSha as string, pr.headSha);
+    expect(diff.files.map((f) => f.path)).toEqual(['src/app.ts']);
+    // The repository's tree is the default branch's, not the checked-out one's.
+    expect(await host.readTree('acme/editing')).toMatchObject({ ref: 'main', commit: main });
   });
 
   it('in a bare repository', async () => {

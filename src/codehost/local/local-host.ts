@@ -3,8 +3,9 @@
  * `owner/repo` is `DIR/owner/repo` (a work tree or a bare repository; `repo.git` works too).
  *
  * Pull request N is the ref `refs/pull/N/head`; its base is `refs/pull/N/base` when present, else
- * the default branch (HEAD's branch, else `main`, else `master`). The diff a pull request shows
- * is taken from the merge base of base and head, as on GitHub.
+ * the default branch the repository declares (./default-branch.ts: never the branch checked out in
+ * a work tree). The diff a pull request shows is taken from the merge base of base and head, as on
+ * GitHub.
  *
  * Writing back: there is no remote to post to, so the local host keeps what svc writes in its
  * own records inside the repository's git dir, as JSON lines, and says so (every `url` is null):
@@ -48,6 +49,7 @@ import {
   type ResolvedRange,
   type ReviewInput,
 } from '../types';
+import { DECLARE_DEFAULT_BRANCH, type DefaultBranch, resolveDefaultBranch } from './default-branch';
 import { GitFailure, git, gitBuffer, gitOrNull } from './git';
 import { gitDiff, readBlobs } from './git-read';
 
@@ -95,7 +97,16 @@ export class LocalCodeHost implements CodeHost {
   readonly maxCommentsPerReview = Number.POSITIVE_INFINITY;
   readonly installationId = LOCAL_INSTALLATION_ID;
 
-  constructor(readonly reposDir: string) {}
+  /**
+   * `configuredDefaultBranch`: the default branch a repository's project names in its settings
+   * (`svc.repository.default_branch`), null when it names none; the host itself has no database.
+   */
+  constructor(
+    readonly reposDir: string,
+    private readonly options: {
+      configuredDefaultBranch?: (fullName: string) => Promise<string | null>;
+    } = {},
+  ) {}
 
   /** The repository's directory, or null when there is none (or it cannot be read). */
   async locate(fullName: string): Promise<string | null> {
@@ -171,11 +182,13 @@ export class LocalCodeHost implements CodeHost {
     );
   }
 
+  /** The default branch's tree; HEAD's only when the repository declares no default branch. */
   async readTree(fullName: string): Promise<RepositoryTree> {
     const dir = await this.repo(fullName);
+    const declared = await this.declaredDefaultBranch(dir, fullName);
     let commit: string;
     try {
-      commit = (await git(dir, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
+      commit = declared?.tip ?? (await git(dir, ['rev-parse', '--verify', 'HEAD^{commit}'])).trim();
     } catch (error) {
       throw new CodeHostError(`repository ${fullName} has no commits yet`, 'failed', { cause: error });
     }
@@ -192,7 +205,7 @@ export class LocalCodeHost implements CodeHost {
         size: size === '-' || size === undefined ? null : Number(size),
       });
     }
-    return { ref: 'HEAD', commit, files, truncated: false };
+    return { ref: declared?.name ?? 'HEAD', commit, files, truncated: false };
   }
 
   /** The commit a ref, branch or commit id names, or null. */
@@ -222,28 +235,30 @@ export class LocalCodeHost implements CodeHost {
     return refs.map((_, i) => /^([0-9a-f]{40,64}) commit \d+$/.exec(lines[i] ?? '')?.[1] ?? null);
   }
 
-  private async refExists(dir: string, ref: string): Promise<boolean> {
-    return (await gitOrNull(dir, ['show-ref', '--verify', '--quiet', '--end-of-options', ref])) !== null;
-  }
-
   private async mergeBase(dir: string, a: string, b: string): Promise<string | null> {
     const out = await gitOrNull(dir, ['merge-base', '--end-of-options', a, b]);
     return out?.trim() || null;
   }
 
   async defaultBranch(fullName: string): Promise<string> {
-    return this.defaultBranchOf(await this.repo(fullName), fullName);
+    const dir = await this.repo(fullName);
+    return (await this.defaultBranchOf(dir, fullName)).name;
   }
 
-  private async defaultBranchOf(dir: string, fullName: string): Promise<string> {
-    const head = (await gitOrNull(dir, ['symbolic-ref', '-q', 'HEAD']))?.trim();
-    if (head?.startsWith('refs/heads/') && (await this.refExists(dir, head)))
-      return head.slice('refs/heads/'.length);
-    for (const name of ['main', 'master']) {
-      if (await this.refExists(dir, `refs/heads/${name}`)) return name;
-    }
+  /**
+   * The default branch the repository (or its project's settings) declares, with where that was
+   * read from, or null when nothing names an existing branch. For the watcher, which has `dir`.
+   */
+  async declaredDefaultBranch(dir: string, fullName: string): Promise<DefaultBranch | null> {
+    const configured = (await this.options.configuredDefaultBranch?.(fullName)) ?? null;
+    return resolveDefaultBranch(dir, configured);
+  }
+
+  private async defaultBranchOf(dir: string, fullName: string): Promise<DefaultBranch> {
+    const declared = await this.declaredDefaultBranch(dir, fullName);
+    if (declared) return declared;
     throw new CodeHostError(
-      `repository ${fullName} has no default branch: HEAD names no existing branch and there is no main or master`,
+      `repository ${fullName} declares no default branch that exists (and there is no main or master): ${DECLARE_DEFAULT_BRANCH}`,
       'not_found',
     );
   }
@@ -269,13 +284,9 @@ export class LocalCodeHost implements CodeHost {
     if (baseSha) {
       baseRef = record?.baseRef ?? (await branchOf(baseName)) ?? baseName;
     } else {
-      baseRef = await this.defaultBranchOf(dir, fullName);
-      baseSha = await this.commitOf(dir, `refs/heads/${baseRef}`);
-      if (!baseSha)
-        throw new CodeHostError(
-          `pull request ${number} in ${fullName}: base ${baseRef} has no commit`,
-          'not_found',
-        );
+      const declared = await this.defaultBranchOf(dir, fullName);
+      baseRef = declared.name;
+      baseSha = declared.tip;
     }
     const headRef = record?.headRef ?? (await branchOf(headName)) ?? headName;
     const [author = '', subject = ''] = (

@@ -12,7 +12,7 @@ import { runCooperatively, StepBudgetExhausted, type Steps, TURN_MS } from '../.
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
 import { type FindingDraft, FOUND_SECRETS } from '../../core/review';
-import type { Gap } from '../../core/runs';
+import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage } from '../../skills/catalog';
 import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
 import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
@@ -223,10 +223,13 @@ export async function runBuiltinSkill(
         options,
       );
       if ('parseFailed' in outcome) {
-        gaps.push({
-          code: 'builtin_parse_failed',
-          message: `${file.diff.path}: not parsed as ${language} (${outcome.parseFailed}); the ${skill.id} rules did not run on it`,
-        });
+        const lines = file.content.split('\n').length;
+        gaps.push(
+          fileNotAnalyzedGap(
+            { path: file.diff.path, reason: `not parsed as ${language}`, lines_left_out: lines, lines },
+            `${outcome.parseFailed}; the ${skill.id} rules did not run on it`,
+          ),
+        );
         return;
       }
       const { found } = outcome;

@@ -10,6 +10,7 @@ import { Lang, parseAsync, registerDynamicLanguage, type SgRoot } from '@ast-gre
 import type { Steps } from '../../core/cooperative';
 import type { RuleLanguage } from '../../skills/catalog';
 import { findAllSliced } from './find-sliced';
+import { type LineRegion, linesIn, recoverParse } from './parse-recovery';
 
 let registered = false;
 function ensureLanguages() {
@@ -52,12 +53,15 @@ const NAPI_LANG: Record<RuleLanguage, string> = {
 
 export interface ParsedFile {
   language: RuleLanguage;
+  /** The parse the rules read: replaced by a better one when `parseErrors` recovered the file. */
   root: SgRoot;
   /**
-   * 0-based line ranges the parser could not make sense of (tree-sitter ERROR nodes); null until
-   * `parseErrors` searched for them.
+   * 0-based line ranges the parser could not make sense of (tree-sitter ERROR nodes, and the
+   * declarations a recovery set aside); null until `parseErrors` searched for them.
    */
-  errors: { start: number; end: number }[] | null;
+  errors: LineRegion[] | null;
+  /** How a file with a large error was read again (./parse-recovery.ts); null: as first parsed. */
+  recovery: string | null;
 }
 
 const cache = new WeakMap<object, { content: string; parsed: Promise<ParsedFile> }>();
@@ -72,27 +76,43 @@ export function parseOnce(owner: object, language: RuleLanguage, content: string
   if (hit && hit.content === content) return hit.parsed;
   ensureLanguages();
   const parsed = parseAsync(NAPI_LANG[language], content).then(
-    (root): ParsedFile => ({ language, root, errors: null }),
+    (root): ParsedFile => ({ language, root, errors: null, recovery: null }),
   );
   cache.set(owner, { content, parsed });
   return parsed;
 }
 
 /**
+ * Unread lines past which a file is parsed again (./parse-recovery.ts). An error of a few lines is
+ * tree-sitter's local recovery around the construct it cannot read; a larger one may have
+ * swallowed valid code after it.
+ */
+export const RECOVER_ABOVE_LINES = 3;
+
+/**
  * The file's unparseable regions, searched once per parse in slices (./find-sliced.ts): on the
  * main thread, a search of a 1 MB tree in one piece would stop the server for a few hundred ms.
+ * When they cover more than RECOVER_ABOVE_LINES, the file is read again and the better parse
+ * replaces `parsed.root`: call this before reading the tree.
  */
-export function* parseErrors(
-  parsed: ParsedFile,
-  yieldNow: () => boolean,
-): Steps<{ start: number; end: number }[]> {
+export function* parseErrors(parsed: ParsedFile, yieldNow: () => boolean): Steps<LineRegion[]> {
   if (parsed.errors) return parsed.errors;
   const nodes = yield* findAllSliced(parsed.root.root(), { rule: { kind: 'ERROR' } }, yieldNow);
-  parsed.errors = nodes.map((n) => {
+  let errors = nodes.map((n) => {
     const r = n.range();
     return { start: r.start.line, end: r.end.line };
   });
-  return parsed.errors;
+  if (linesIn(errors) > RECOVER_ABOVE_LINES) {
+    yield;
+    const recovered = recoverParse(NAPI_LANG[parsed.language], parsed.root.root().text(), errors);
+    if (recovered) {
+      parsed.root = recovered.root;
+      parsed.recovery = recovered.how;
+      errors = recovered.errors;
+    }
+  }
+  parsed.errors = errors;
+  return errors;
 }
 
 /** The napi language id for a rule language (for compiling and validating rules). */

@@ -6,11 +6,12 @@
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import { type Steps, slicer } from '../../core/cooperative';
 import type { FindingDraft } from '../../core/review';
-import type { Gap } from '../../core/runs';
+import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { SkillRule } from '../../skills/catalog';
 import { findAllSliced } from './find-sliced';
 import { prepareFlow, shapeOf } from './flow';
 import { type ParsedFile, parseErrors } from './languages';
+import { linesIn } from './parse-recovery';
 import { matchKey } from './preexisting';
 import type { RuntimeTargets } from './runtime-version';
 
@@ -94,9 +95,10 @@ export function* matchFile(
   keys?: string[],
 ): Steps<FindingDraft[]> {
   const seen = new Set<string>();
-  const root = parsed.root.root();
   const tick = slicer(Number.POSITIVE_INFINITY, turnMs);
+  // First: a file with a large error is parsed again there, and the rules read the better parse.
   const errors = yield* parseErrors(parsed, tick);
+  const root = parsed.root.root();
   let flowPrepared = false;
   let droppedInErrors = 0;
   for (const compiled of rules) {
@@ -153,12 +155,27 @@ export function* matchFile(
   }
   const firstError = errors[0];
   if (firstError) {
-    gaps.push({
-      code: 'builtin_parse_error',
-      message: `${file.path}: ${errors.length} region(s) not parseable as ${parsed.language} (first at line ${firstError.start + 1}); rules skipped there${droppedInErrors > 0 ? `, ${droppedInErrors} match(es) dropped` : ''}`,
-    });
+    const dropped = droppedInErrors > 0 ? `, ${droppedInErrors} match(es) dropped` : '';
+    const recovery = parsed.recovery ? `${parsed.recovery}; ` : '';
+    gaps.push(
+      fileNotAnalyzedGap(
+        {
+          path: file.path,
+          reason: `not parseable as ${parsed.language}`,
+          lines_left_out: linesIn(errors),
+          lines: lineCount(root),
+        },
+        `${recovery}${errors.length} region(s), the first at line ${firstError.start + 1}; rules skipped there${dropped}`,
+      ),
+    );
   }
   return out;
+}
+
+/** The file's lines, the empty one after a final line end not counted. */
+function lineCount(root: SgNode): number {
+  const end = root.range().end;
+  return end.column === 0 && end.line > 0 ? end.line : end.line + 1;
 }
 
 /**

@@ -164,8 +164,10 @@ describe('runBuiltinSkill', () => {
       reviewerId: 'c',
       signal,
     });
-    expect(result.gaps.map((g) => g.code)).toEqual(['builtin_parse_error']);
+    expect(result.gaps.map((g) => g.code)).toEqual(['files_not_analyzed']);
     expect(result.gaps[0]?.message).toContain('src/broken.ts');
+    // The file's share left out: the one line of the four it could not read.
+    expect(result.gaps[0]?.file).toMatchObject({ path: 'src/broken.ts', lines_left_out: 1, lines: 4 });
     expect(result.findings.map((f) => f.line)).toEqual([2]);
   });
 

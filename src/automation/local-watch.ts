@@ -3,8 +3,11 @@
  * (installation 1) that notices what GitHub would send a webhook for, and runs the same triggers:
  *
  * - a new `refs/pull/N/head` with commits its base lacks → `opened`; the head moving → `synchronize`;
- *   a draft (`pulls.jsonl`) turning ready → `ready_for_review`; the head becoming reachable from
- *   its base (`refs/pull/N/base`, else the default branch) → `closed` with merged=true, once;
+ *   a draft (`pulls.jsonl`) turning ready → `ready_for_review`; the base (`refs/pull/N/base`, else
+ *   the default branch the repository declares) moving to contain the head → `closed` with
+ *   merged=true, once. Only the base moving merges: a head reset or rebased into its base, or a
+ *   branch checked out in the served work tree, merges nothing. A pull request counted merged
+ *   whose head moves on to commits its base lacks → `reopened` (its merge was not one);
  * - the default branch moving → a push with the files added or modified between the two tips;
  * - a person's comment in `<git-dir>/svc/comments.jsonl` (`svc comment`, `author` set) → the
  *   `@service` commands, or on a finding's thread `wontfix:` / `fix this`.
@@ -19,12 +22,14 @@ import { mkdir, open, readFile, rename, stat, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import { and, eq, inArray } from 'drizzle-orm';
 import type { Logger } from 'pino';
+import { DECLARE_DEFAULT_BRANCH, type DefaultBranch, describeSource } from '../codehost/local/default-branch';
 import { git, gitOrNull } from '../codehost/local/git';
 import { LOCAL_INSTALLATION_ID, LocalCodeHost, type LocalPullRecord } from '../codehost/local/local-host';
 import { checkRuns, projects, pullRequests } from '../storage/schema';
 import { type CommentEvent, onFindingThreadReply, onPullRequestComment } from './conversation';
 import { onPush } from './plans';
 import { type AutomationDeps, onPullRequestEvent } from './triggers';
+import { withdrawMerge } from './withdraw-merge';
 
 export const DEFAULT_WATCH_INTERVAL_MS = 2_000;
 const STATE_FILE = 'watch.json';
@@ -62,6 +67,11 @@ export interface PullSeen {
   base: string | null;
   phase: PullPhase;
   draft: boolean;
+  /**
+   * The head was reachable from the base. Absent in states written before it was kept: then it
+   * is what the phase implies (only an open pull request has commits its base lacks).
+   */
+  contained?: boolean;
 }
 
 export interface RefsSeen {
@@ -73,7 +83,7 @@ export interface RefsSeen {
 export type RefEvent =
   | {
       kind: 'pull_request';
-      action: 'opened' | 'synchronize' | 'ready_for_review' | 'closed';
+      action: 'opened' | 'synchronize' | 'ready_for_review' | 'closed' | 'reopened';
       number: number;
       headSha: string;
       merged: boolean;
@@ -100,7 +110,7 @@ export function diffRefs(
   for (const [n, o] of Object.entries(now.pulls).sort(([a], [b]) => Number(a) - Number(b))) {
     const was = seen?.pulls[n];
     const keep = (phase: PullPhase) => {
-      next.pulls[n] = { head: o.head, base: o.base, phase, draft: o.draft };
+      next.pulls[n] = { head: o.head, base: o.base, phase, draft: o.draft, contained: o.contained };
     };
     if (!was || was.phase === 'waiting') {
       if (o.contained) keep('waiting');
@@ -110,12 +120,19 @@ export function diffRefs(
         if (!o.reviewed) pr('opened', n, o);
       }
     } else if (was.phase === 'merged') {
-      next.pulls[n] = was;
-    } else if (o.contained) {
+      // Counted merged, yet its head moved on to commits its base lacks: that merge was not one.
+      if (o.head !== was.head && !o.contained) {
+        keep('open');
+        pr('reopened', n, o);
+      } else keep('merged');
+    } else if (o.contained && !wasContained(was) && o.base !== was.base) {
+      // The base moved to take the head in: merged.
       keep('merged');
       pr('closed', n, o);
     } else {
+      // A head reset or rebased into an unmoved base has nothing to review, and merged nothing.
       keep('open');
+      if (o.contained) continue;
       if (o.head !== was.head) pr('synchronize', n, o);
       else if (was.draft && !o.draft) pr('ready_for_review', n, o);
     }
@@ -134,6 +151,11 @@ export function diffRefs(
     events.push({ kind: 'push', branch: now.defaultBranch, before: null, after: now.defaultTip });
   }
   return { events, next };
+}
+
+/** Whether the head was reachable from the base when last seen. */
+export function wasContained(was: PullSeen): boolean {
+  return was.contained ?? was.phase !== 'open';
 }
 
 /** After `event` failed: `next` forgets what the event was about, so the next tick tries it again. */
@@ -241,6 +263,8 @@ export class LocalWatcher {
   private current: Promise<unknown> = Promise.resolve();
   /** The last failure logged per repository: the same one again every tick is logged at debug. */
   private readonly failing = new Map<string, string>();
+  /** What was last said of each repository's default branch (said again only when it changes). */
+  private readonly defaultBranchSaid = new Map<string, string>();
 
   constructor(
     private readonly deps: AutomationDeps,
@@ -324,11 +348,11 @@ export class LocalWatcher {
     };
 
     // Refs: pull requests and the default branch.
-    const observed = await this.observe(dir, recordsDir, project, state?.refs ?? null);
+    const observed = await this.observe(host, dir, recordsDir, project, state?.refs ?? null);
     const { events, next } = diffRefs(state?.refs ?? null, observed);
     for (const event of events) {
       try {
-        record(event, await this.dispatch(host, dir, repo, event));
+        record(event, await this.dispatch(host, dir, project, event));
       } catch (error) {
         keepUnseen(next, state?.refs ?? null, event);
         report.errors.push({ repo, message: (error as Error).message });
@@ -391,6 +415,23 @@ export class LocalWatcher {
     }
   }
 
+  /**
+   * Logs where a repository's default branch comes from when that first shows or changes: a
+   * guess (main or master, nothing declaring it) or no default branch at all is a warning.
+   */
+  private sayDefaultBranch(repo: string, declared: DefaultBranch | null): void {
+    const said = declared
+      ? `default branch of ${repo}: ${describeSource(declared)}`
+      : `${repo} has no default branch: pull requests without refs/pull/N/base are not compared and no merge into it is counted; ${DECLARE_DEFAULT_BRANCH}`;
+    if (this.defaultBranchSaid.get(repo) === said) return;
+    this.defaultBranchSaid.set(repo, said);
+    const level = declared && declared.source !== 'main_or_master' ? 'info' : 'warn';
+    this.logger[level](
+      { repo, default_branch: declared?.name ?? null, source: declared?.source ?? null },
+      said,
+    );
+  }
+
   private async readState(file: string, repo: string): Promise<WatchState | null> {
     const text = await readFile(file, 'utf8').catch(() => null);
     if (text === null) return null;
@@ -403,33 +444,32 @@ export class LocalWatcher {
   }
 
   /**
-   * The repository's refs now, from two git processes (this runs every few seconds, and each
-   * spawn from a large process costs); reachability is asked of git only for pairs that changed.
+   * The repository's refs now, from git processes run at once (this runs every few seconds, and
+   * each spawn from a large process costs); reachability is asked of git only for pairs that changed.
    */
   private async observe(
+    host: LocalCodeHost,
     dir: string,
     recordsDir: string,
     project: ProjectRow,
     seen: RefsSeen | null,
   ): Promise<RefsObservation> {
-    const [symbolicHead, listing] = await Promise.all([
-      gitOrNull(dir, ['symbolic-ref', '-q', 'HEAD']),
-      git(dir, ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/heads/', 'refs/pull/']),
+    const repo = project.repoFullName;
+    const [declared, listing] = await Promise.all([
+      // As the local host reads it: declared, never the branch checked out in the work tree.
+      host.declaredDefaultBranch(dir, repo),
+      git(dir, ['for-each-ref', '--format=%(objectname) %(refname)', 'refs/pull/']),
     ]);
-    const branches = new Map<string, string>();
+    this.sayDefaultBranch(repo, declared);
     const heads = new Map<string, string>();
     const bases = new Map<string, string>();
     for (const line of listing.split('\n')) {
-      const branch = /^([0-9a-f]{40,64}) refs\/heads\/(.+)$/.exec(line);
-      if (branch?.[1] && branch[2]) branches.set(branch[2], branch[1]);
       const m = /^([0-9a-f]{40,64}) refs\/pull\/(\d+)\/(head|base)$/.exec(line);
       if (m?.[1] && m[2] && Number(m[2]) > 0)
         (m[3] === 'head' ? heads : bases).set(String(Number(m[2])), m[1]);
     }
-    // The default branch as the local host names it: HEAD's branch, else main, else master.
-    const headBranch = symbolicHead?.trim().match(/^refs\/heads\/(.+)$/)?.[1] ?? null;
-    const defaultBranch = [headBranch, 'main', 'master'].find((b) => b && branches.has(b)) ?? null;
-    const defaultTip = (defaultBranch && branches.get(defaultBranch)) || null;
+    const defaultBranch = declared?.name ?? null;
+    const defaultTip = declared?.tip ?? null;
     const drafts = new Map<string, boolean>();
     const pullsFile = await readFile(join(recordsDir, 'pulls.jsonl'), 'utf8').catch(() => '');
     for (const line of pullsFile.split('\n')) {
@@ -446,7 +486,7 @@ export class LocalWatcher {
       const was = seen?.pulls[n];
       const contained =
         was && was.head === head && was.base === base
-          ? was.phase !== 'open'
+          ? wasContained(was)
           : base !== null &&
             (await gitOrNull(dir, ['merge-base', '--is-ancestor', '--end-of-options', head, base])) !== null;
       pulls[n] = { head, base, contained, draft: drafts.get(n) ?? false, reviewed: false };
@@ -477,9 +517,10 @@ export class LocalWatcher {
   private async dispatch(
     host: LocalCodeHost,
     dir: string,
-    repo: string,
+    project: ProjectRow,
     event: RefEvent,
   ): Promise<{ outcome: string; reason: string }> {
+    const { repoFullName: repo, id: projectId } = project;
     if (event.kind === 'push') {
       return onPush(this.deps, {
         installationId: LOCAL_INSTALLATION_ID,
@@ -491,6 +532,8 @@ export class LocalWatcher {
       });
     }
     const info = await host.getPullRequest(repo, event.number);
+    // Before the review it triggers: the merge counted in error no longer counts anywhere.
+    if (event.action === 'reopened') await withdrawMerge(this.deps.db, projectId, event.number);
     return onPullRequestEvent(this.deps, {
       action: event.action,
       installationId: LOCAL_INSTALLATION_ID,

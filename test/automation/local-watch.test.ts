@@ -8,7 +8,7 @@
  * and `svc watch` as real processes.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -26,7 +26,7 @@ import {
   type TickReport,
   watchIntervalMs,
 } from '../../src/automation/local-watch';
-import type { AutomationDeps } from '../../src/automation/triggers';
+import { type AutomationDeps, onPullRequestEvent } from '../../src/automation/triggers';
 import { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
 import { findings, plans, projects, pullRequests, tasks } from '../../src/storage/schema';
@@ -70,7 +70,7 @@ describe('diffRefs: two snapshots of refs → events', () => {
     expect(seenAfter(observed({ 1: pull() }))).toEqual({
       defaultBranch: 'main',
       defaultTip: M,
-      pulls: { 1: { head: A, base: M, phase: 'open', draft: false } },
+      pulls: { 1: { head: A, base: M, phase: 'open', draft: false, contained: false } },
     });
   });
 
@@ -83,14 +83,45 @@ describe('diffRefs: two snapshots of refs → events', () => {
     ]);
   });
 
-  it('a head reachable from its base is merged once, and a merged pull request stays quiet', () => {
+  it('a base moving to contain the head is merged once, and a merged pull request stays quiet', () => {
     const seen = seenAfter(observed({ 1: pull() }));
     const merged = diffRefs(seen, observed({ 1: pull({ base: M2, contained: true }) }, M2));
     expect(merged.events).toEqual([
       { kind: 'pull_request', action: 'closed', number: 1, headSha: A, merged: true },
       { kind: 'push', branch: 'main', before: M, after: M2 },
     ]);
-    expect(actions(merged.next, observed({ 1: pull({ head: C, base: M2 }) }, M2))).toEqual([]);
+    expect(actions(merged.next, observed({ 1: pull({ base: M2, contained: true }) }, M2))).toEqual([]);
+    expect(actions(merged.next, observed({ 1: pull({ head: M2, base: M2, contained: true }) }, M2))).toEqual(
+      [],
+    );
+  });
+
+  it('a head reset or rebased into an unmoved base merges nothing, and its next commit is reviewed', () => {
+    const seen = seenAfter(observed({ 1: pull() }));
+    const reset = diffRefs(seen, observed({ 1: pull({ head: M, contained: true }) }));
+    expect(reset.events).toEqual([]);
+    expect(reset.next.pulls[1]).toMatchObject({ phase: 'open', contained: true });
+    // The base moving on afterwards takes nothing of it in: still not a merge.
+    expect(actions(reset.next, observed({ 1: pull({ head: M, base: M2, contained: true }) }, M2))).toEqual([
+      'push d→e',
+    ]);
+    expect(actions(reset.next, observed({ 1: pull({ head: C }) }))).toEqual(['synchronize #1']);
+  });
+
+  it('a pull request counted merged in error reopens when its head moves on to commits its base lacks', () => {
+    // As the watcher that took the checked-out branch for the default branch left it.
+    const wronglyMerged: RefsSeen = {
+      defaultBranch: 'main',
+      defaultTip: M,
+      pulls: { 1: { head: A, base: A, phase: 'merged', draft: false } },
+    };
+    expect(actions(wronglyMerged, observed({ 1: pull() }))).toEqual([]);
+    const reopened = diffRefs(wronglyMerged, observed({ 1: pull({ head: B }) }));
+    expect(reopened.events).toEqual([
+      { kind: 'pull_request', action: 'reopened', number: 1, headSha: B, merged: false },
+    ]);
+    expect(reopened.next.pulls[1]).toMatchObject({ phase: 'open', contained: false });
+    expect(actions(reopened.next, observed({ 1: pull({ head: B }) }))).toEqual([]);
   });
 
   it('a pull request with nothing its base lacks waits, and opens with its first commit', () => {
@@ -360,6 +391,113 @@ describe('the watcher on the local host', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect((await tasksOf('review')).length).toBe(reviews);
     await settle();
+  });
+});
+
+describe('the watcher on a work tree people edit in', () => {
+  let t: TestApp;
+  let worker: Worker;
+  let repo: string;
+  let host: LocalCodeHost;
+  let deps: AutomationDeps;
+  let watcher: LocalWatcher;
+  const logger = pino({ level: 'silent' });
+  const rev = (ref: string) => gitIn(repo, ['rev-parse', ref]).trim();
+  const summary = async () =>
+    (await watcher.tick()).triggered.map(({ event, outcome }) =>
+      event.kind === 'pull_request' ? `${event.action} #${event.number}: ${outcome}` : `${event.kind}`,
+    );
+  const settle = () => settleRuns(t, { ignoreKinds: ['check_deadline'], attempts: 600 });
+  const pullRequest = async (number: number) =>
+    (await t.services.db.orm.select().from(pullRequests).where(eq(pullRequests.number, number)))[0];
+  const merges = async () =>
+    (await t.services.db.orm.select().from(projects).where(eq(projects.repoFullName, 'acme/edit')))[0]
+      ?.mergesSinceStudy;
+  const checkOf = async (sha: string) =>
+    [
+      ...new Map(
+        (await host.localRecords<CheckRecord>('acme/edit', 'checks')).map((c) => [c.id, c] as const),
+      ).values(),
+    ].find((c) => c.head_sha === sha);
+
+  beforeAll(async () => {
+    const reposDir = makeReposDir();
+    // A work tree with no origin and no init.defaultBranch: main is the default branch by name.
+    repo = makeRepo(reposDir, 'acme/edit', { 'src/app.js': 'export const ok = 1;\n' });
+    gitIn(repo, ['checkout', '-q', '-b', 'fix']);
+    commitFiles(repo, { 'src/run.js': 'export function run(req) {\n  return eval(req.query.code);\n}\n' });
+    // Pull request 10 has no refs/pull/10/base: its base is the default branch.
+    gitIn(repo, ['symbolic-ref', 'refs/pull/10/head', 'refs/heads/fix']);
+    t = await createTestApp({ reposDir, env: { SVC_POLL_MS: '50' } });
+    worker = new Worker(t.services.engine, { concurrency: 2 });
+    await worker.start();
+    await createProject(t, 'acme/edit');
+    host = t.services.codeHosts.forInstallation(1) as LocalCodeHost;
+    deps = { db: t.services.db, engine: t.services.engine, codeHosts: t.services.codeHosts };
+    watcher = new LocalWatcher(deps, { logger });
+  });
+  afterAll(async () => {
+    await worker.stop();
+    await t.close();
+  });
+
+  it('with the pull request branch checked out: reviewed against main, finding the defect; never merged by checkout or reset', async () => {
+    // `fix` stays checked out, as while editing it.
+    expect(await summary()).toEqual(['opened #10: review_started']);
+    await settle();
+    expect(await checkOf(rev('fix'))).toMatchObject({ status: 'completed', conclusion: 'action_required' });
+    expect(await summary()).toEqual([]);
+    // The branch reset onto main (its head now in the default branch, which did not move).
+    gitIn(repo, ['reset', '-q', '--hard', 'main']);
+    expect(await summary()).toEqual([]);
+    expect(await pullRequest(10)).toMatchObject({ state: 'open', mergedAt: null });
+    expect(await merges()).toBe(0);
+    // Its next commit is a new head to review.
+    commitFiles(repo, { 'src/run.js': 'export function run(req) {\n  return eval(req.body);\n}\n' });
+    expect(await summary()).toEqual(['synchronize #10: review_started']);
+    await settle();
+    // Merging it for real (main moves to take the head in) is counted, once.
+    gitIn(repo, ['checkout', '-q', 'main']);
+    gitIn(repo, ['merge', '-q', '--ff-only', 'fix']);
+    expect(await summary()).toEqual(['closed #10: merge_counted', 'push']);
+    expect(await pullRequest(10)).toMatchObject({ state: 'merged', mergedAt: expect.any(Date) });
+    expect(await merges()).toBe(1);
+    expect(await summary()).toEqual([]);
+  });
+
+  it('a pull request counted merged in error reopens on its next push, and its merge no longer counts', async () => {
+    gitIn(repo, ['checkout', '-q', '-b', 'wip']);
+    commitFiles(repo, { 'src/wip.js': 'export const wip = 1;\n' });
+    gitIn(repo, ['symbolic-ref', 'refs/pull/11/head', 'refs/heads/wip']);
+    expect(await summary()).toEqual(['opened #11: review_started']);
+    await settle();
+    // What the watcher that took the checked-out branch for the default branch did: merged, counted.
+    const stateFile = join(repo, '.git/svc/watch.json');
+    const state = JSON.parse(readFileSync(stateFile, 'utf8'));
+    state.refs.pulls['11'] = { head: rev('wip'), base: rev('wip'), phase: 'merged', draft: false };
+    writeFileSync(stateFile, JSON.stringify(state));
+    await onPullRequestEvent(deps, {
+      action: 'closed',
+      installationId: 1,
+      repo: 'acme/edit',
+      number: 11,
+      title: 'wip',
+      draft: false,
+      merged: true,
+      headRef: 'wip',
+      headSha: rev('wip'),
+      baseRef: 'wip',
+      author: null,
+    });
+    expect(await merges()).toBe(2);
+    expect(await summary()).toEqual([]);
+    commitFiles(repo, { 'src/wip.js': 'export const wip = 2;\n' });
+    expect(await summary()).toEqual(['reopened #11: review_started']);
+    expect(await pullRequest(11)).toMatchObject({ state: 'open', mergedAt: null });
+    expect(await merges()).toBe(1);
+    await settle();
+    expect(await checkOf(rev('wip'))).toMatchObject({ status: 'completed' });
+    expect(await summary()).toEqual([]);
   });
 });
 

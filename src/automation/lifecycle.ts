@@ -6,7 +6,7 @@
 
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { CodeHost } from '../codehost/types';
-import { countOpen, SKIPPED_ERRORED_TITLE } from '../core/checks';
+import { countOpen, SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE } from '../core/checks';
 import { RunFailure } from '../core/failures';
 import { ledgerKeyOf } from '../core/review';
 import type { RunContext } from '../engine/types';
@@ -201,6 +201,18 @@ export function codeHostLifecycle(db: Database): ReviewLifecycle {
           return;
         case 'reviewed':
           await post('check', () => checkReviewed(db, event.host, target));
+          return;
+        case 'skipped':
+          // Nothing was reviewed (an empty comparison): the spec's "not reviewed, filtered".
+          await post('check', () =>
+            checkSkipped(
+              db,
+              event.host,
+              target,
+              SKIPPED_FILTERED_TITLE,
+              event.reason ?? 'No reviewable diff.',
+            ),
+          );
           return;
         case 'errored': {
           const code = event.error instanceof RunFailure ? event.error.code : 'unknown';

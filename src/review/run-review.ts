@@ -10,6 +10,7 @@ import { type CodeHost, CodeHostError } from '../codehost/types';
 import { decodeText } from '../core/decode-text';
 import { RunFailure } from '../core/failures';
 import { type Diff, type FindingDraft, ledgerKeyOf } from '../core/review';
+import type { Gap } from '../core/runs';
 import { resolveProjectSettings } from '../core/settings';
 import { projectAndHost } from '../engine/project-host';
 import type { RunContext, TaskHandler } from '../engine/types';
@@ -24,6 +25,7 @@ import { setReviewStatus } from '../storage/review-status';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
 import { baseReader } from './base-reader';
 import { type ReviewConfig, reviewConfigSchema } from './config';
+import { emptyComparison } from './empty-comparison';
 import { executeReviewer } from './execute-reviewer';
 import { currentLearnings } from './learnings';
 import { recordInLedger } from './ledger';
@@ -51,7 +53,7 @@ export interface ReviewLifecycle {
   onStatus(
     ctx: RunContext,
     event: {
-      status: 'reviewing' | 'reviews_available' | 'summarizing' | 'reviewed' | 'errored';
+      status: 'reviewing' | 'reviews_available' | 'summarizing' | 'reviewed' | 'errored' | 'skipped';
       host: CodeHost;
       repo: string;
       projectId: string;
@@ -59,6 +61,8 @@ export interface ReviewLifecycle {
       number: number;
       headSha: string;
       error?: unknown;
+      /** On `skipped`: why nothing was reviewed, in words. */
+      reason?: string;
     },
   ): Promise<void>;
 }
@@ -312,6 +316,9 @@ async function review(
   ]);
   lap('diff_ms');
   for (const gap of diff.gaps) ctx.gap(gap);
+  // Reviewers that read nothing report nothing, which would pass for a clean change.
+  const empty = emptyComparison(target, diff);
+  if (empty) return notReviewable(ctx, deps, job, empty);
 
   // Head contents: the changed files, plus files of open findings.
   const readable = diff.files.filter((f) => f.change !== 'deleted' && !f.binary && !f.skipped);
@@ -587,13 +594,44 @@ async function review(
   };
 }
 
+/**
+ * Nothing to review (an empty comparison): the run names the gap and ends without touching the
+ * ledger (a finding is not fixed by a diff that shows nothing), and the pull request is `skipped`
+ * with its check, not `reviewed`.
+ */
+async function notReviewable(
+  ctx: RunContext,
+  deps: ReviewDeps,
+  job: { host: CodeHost; repo: string; config: ReviewConfig; target: Target },
+  gap: Gap,
+) {
+  const { target } = job;
+  ctx.gap(gap);
+  await setReviewStatus(ctx.db, target.pullRequestId, 'skipped', {
+    runId: ctx.run.id,
+    details: { reason: gap.code, base_sha: target.baseSha, head_sha: target.headSha },
+  });
+  await lifecycle(ctx, deps, job, 'skipped', undefined, `No reviewable diff: ${gap.message}.`);
+  await ctx.progress({ phase: 'done', statusText: 'nothing to review', currentStep: 'done', pct: 100 });
+  return {
+    review: {
+      pr: target.number,
+      base_sha: target.baseSha,
+      head_sha: target.headSha,
+      not_reviewed: gap.code,
+      counts: { findings: 0, files: 0, changed_lines: 0, reviewers: 0 },
+    },
+  };
+}
+
 /** Tells the code host about a state change, for reviews delivered there. */
 async function lifecycle(
   ctx: RunContext,
   deps: ReviewDeps,
   job: { host: CodeHost; repo: string; config: ReviewConfig; target: Target },
-  status: 'reviewing' | 'reviews_available' | 'summarizing' | 'reviewed' | 'errored',
+  status: 'reviewing' | 'reviews_available' | 'summarizing' | 'reviewed' | 'errored' | 'skipped',
   error?: unknown,
+  reason?: string,
 ) {
   const { target } = job;
   if (
@@ -612,6 +650,7 @@ async function lifecycle(
     number: target.number,
     headSha: target.headSha,
     error,
+    reason,
   });
 }
 

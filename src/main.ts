@@ -8,6 +8,7 @@ import { checkDeadlineHandler, fixHandler, planReviewHandler, studyHandler } fro
 import { codeHostLifecycle } from './automation/lifecycle';
 import { announceApiReview } from './automation/triggers';
 import { type CodeHostsOptions, createCodeHosts } from './codehost';
+import { LOCAL_INSTALLATION_ID } from './codehost/local/local-host';
 import type { Config } from './config';
 import { redactKeys, redactUrl } from './core/log-redaction';
 import { Engine } from './engine/engine';
@@ -24,6 +25,7 @@ import { reviewHandler } from './review/run-review';
 import { swarmHandler } from './review/swarm';
 import { withoutBoundValues } from './storage/bound-values';
 import { type Database, openDatabase } from './storage/database';
+import { projectDefaultBranch } from './storage/default-branch-setting';
 import { bootstrapKey, ensureWorkspace } from './storage/keys';
 import { migrate } from './storage/migrate';
 
@@ -128,7 +130,13 @@ export function createEngine(
   logger: Logger,
   codeHostOptions: Partial<CodeHostsOptions> = {},
 ) {
-  const codeHosts = createCodeHosts({ reposDir: config.reposDir, env: config.env, ...codeHostOptions });
+  const codeHosts = createCodeHosts({
+    reposDir: config.reposDir,
+    env: config.env,
+    // A local repository's project may name its default branch (svc.repository.default_branch).
+    localDefaultBranch: projectDefaultBranch(db, LOCAL_INSTALLATION_ID),
+    ...codeHostOptions,
+  });
   const engine = new Engine(db, config.engine, {}, logger);
   // Setup and the study pass change what a scorecard reads: each is followed by a recompute.
   engine.registerHandler('setup', followedByScorecard(setupHandler(codeHosts), 'setup', engine));

@@ -19,6 +19,8 @@ export interface CodeHostsOptions {
   github?: GitHubAppConfig | null;
   /** Where the GitHub App configuration is read from when `github` is omitted. Default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The default branch a local repository's project names in its settings (null: none). */
+  localDefaultBranch?: (fullName: string) => Promise<string | null>;
   /** Client tuning (rate-limit waits, retries, write spacing, fetch); defaults suit production. */
   githubClient?: Partial<GitHubClientOptions> & GitHubHostOptions;
 }
@@ -28,7 +30,10 @@ export interface CodeHostsOptions {
  * GitHub App installation (whether the App is installed there shows on the first call).
  */
 export function createCodeHosts(options: CodeHostsOptions): CodeHosts {
-  const local = new LocalCodeHost(options.reposDir);
+  const local = new LocalCodeHost(
+    options.reposDir,
+    options.localDefaultBranch ? { configuredDefaultBranch: options.localDefaultBranch } : {},
+  );
   const github = options.github === undefined ? loadGitHubConfig(options.env ?? process.env) : options.github;
   const client = github ? new GitHubAppClient(github, options.githubClient) : null;
   const hosts = new Map<number, GitHubCodeHost>();

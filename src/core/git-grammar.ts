@@ -149,6 +149,11 @@ export const refNameSchema = grammar('a ref name', refNameProblem, REF_MAX).desc
   'A branch, ref or commit id (git check-ref-format rules; no leading "-").',
 );
 
+/** A branch name, as branchNameProblem takes it (a ref name that is not `HEAD`). */
+export const branchNameSchema = grammar('a branch name', branchNameProblem, REF_MAX).describe(
+  'A branch name (git check-ref-format rules; not "HEAD", no leading "-").',
+);
+
 /** A repository-relative file path, as repoPathProblem takes it. */
 export const repoPathSchema = grammar(
   'a file path inside the repository',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { branchNameSchema } from './git-grammar';
 
 /**
  * Every setting svc understands, with its scope, schema and default. Reads merge stored values
@@ -17,6 +18,13 @@ export const PROJECT_SETTINGS = {
     schema: z.number().min(0).max(10_000),
     default: 1,
     doc: 'Scale signal for how wide a lineup the planner buys; not a ceiling.',
+  },
+  'svc.repository.default_branch': {
+    schema: branchNameSchema.nullable(),
+    default: null,
+    doc:
+      'Local code host only: the branch pull requests without refs/pull/N/base are compared with and merge into. ' +
+      'null: what the repository declares (a bare repository HEAD, origin/HEAD, init.defaultBranch), else an existing main or master; never the branch checked out in a work tree.',
   },
   'svc.brakes.paused': {
     schema: z.boolean(),

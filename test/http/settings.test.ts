@@ -1,16 +1,17 @@
 /** Project and workspace settings: defaults without configuration, partial updates, bad input. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
-import { makeRepo, makeReposDir } from '../helpers/git';
+import { gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
 describe('settings', () => {
   let t: TestApp;
   let projectId: string;
+  let repo: string;
   const url = () => `/api/v1/projects/${projectId}/settings`;
 
   beforeAll(async () => {
     const reposDir = makeReposDir();
-    makeRepo(reposDir, 'acme/s', { 'a.ts': 'a\n' });
+    repo = makeRepo(reposDir, 'acme/s', { 'a.ts': 'a\n' });
     t = await createTestApp({ reposDir });
     projectId = await createProject(t, 'acme/s');
   });
@@ -23,6 +24,7 @@ describe('settings', () => {
       'svc.review.enabled': true,
       'svc.review.guidance': '',
       'svc.review.budget_usd': 1,
+      'svc.repository.default_branch': null,
       'svc.brakes.paused': false,
       'svc.brakes.approval_window': null,
       'svc.brakes.spend_cap_usd': null,
@@ -74,6 +76,9 @@ describe('settings', () => {
     [{ 'svc.review.budget_usd': -1 }, /budget_usd/],
     [{ 'svc.review.enabeld': true }, /enabeld/],
     [{ 'svc.brakes.approval_window': { start: 'soon', end: 'later' } }, /approval_window/],
+    [{ 'svc.repository.default_branch': '--upload-pack=x' }, /not a branch name: it starts with \\"-\\"/],
+    [{ 'svc.repository.default_branch': 'HEAD' }, /not a branch name/],
+    [{ 'svc.repository.default_branch': 'main~1' }, /not a branch name/],
   ])('rejects %j and keeps the stored values', async (payload, message) => {
     const res = await t.app.inject({ method: 'PATCH', url: url(), headers: bearer(t.workspaceKey), payload });
     expect(res.statusCode).toBe(400);
@@ -81,6 +86,27 @@ describe('settings', () => {
     expect(JSON.stringify(res.json().error)).toMatch(message);
     const after = await t.app.inject({ method: 'GET', url: url(), headers: bearer(t.workspaceKey) });
     expect(after.json().values['svc.review.budget_usd']).toBe(2.5);
+  });
+
+  it("names the local repository's default branch for the local code host", async () => {
+    const host = t.services.codeHosts.forInstallation(1);
+    expect(await host?.defaultBranch('acme/s')).toBe('main');
+    gitIn(repo, ['branch', 'develop']);
+    const res = await t.app.inject({
+      method: 'PATCH',
+      url: url(),
+      headers: bearer(t.workspaceKey),
+      payload: { 'svc.repository.default_branch': 'develop' },
+    });
+    expect(res.statusCode).toBe(200);
+    expect(await host?.defaultBranch('acme/s')).toBe('develop');
+    await t.app.inject({
+      method: 'PATCH',
+      url: url(),
+      headers: bearer(t.workspaceKey),
+      payload: { 'svc.repository.default_branch': null },
+    });
+    expect(await host?.defaultBranch('acme/s')).toBe('main');
   });
 
   it('rejects an unknown check conclusion', async () => {

@@ -160,7 +160,15 @@ export async function benchWebhookAcks(doc: string): Promise<void> {
     `Load: ${DELIVERIES} validly signed \`pull_request.opened\` deliveries (@octokit/webhooks-examples, ` +
       `${(Buffer.byteLength(examplePayload()) / 1024).toFixed(0)} KiB) posted at once, each over its own loopback connection, ` +
       `${ROUNDS} times, 2 s apart, to one fresh \`svc serve\` on the embedded database with its worker on (the default). ` +
-      'Latency is from the send to the answer; GitHub drops a delivery not answered within 10 s.',
+      'Latency is from the send to the answer; GitHub drops a delivery not answered within 10 s. ' +
+      'Bursts after the first find the runs of the one before still queued, so they measure acknowledgements ' +
+      'beside a busy worker.',
+    '',
+    'Before acknowledgements went ahead of the worker (src/storage/priority.ts, issue 22.4), the same load on the ' +
+      'same machine, run alternately with the fixed build at load averages of 7 to 10 on its 2 cores, was answered ' +
+      'at worst in 16.6–28.2 s for a first burst (one of them answered 319 of its 500 with 408) and 12.4–25.0 s for ' +
+      'a later one; the fixed build in 5.0–5.3 s and 8.2–10.3 s. The builds alternated because the load of the ' +
+      'shared machine moved the figures more than anything else did.',
     '',
     '| burst | answers | p50 | p90 | p99 | worst | whole burst |',
     '|---:|---|---:|---:|---:|---:|---:|',

@@ -249,6 +249,68 @@ describe('svc review', { timeout: 120_000 }, () => {
     expect(doc.runs[0].tool.driver.rules[result.ruleIndex].id).toBe('security/code-injection');
   });
 
+  it('states what it covered and names a file it could read only in part, in text, JSON and SARIF', async () => {
+    const repo = repoWithBranch();
+    // An interface the TypeScript grammar cannot read (call signatures without semicolons, then a
+    // generic one) above a command injection: its two unreadable lines are left out, the function below is reviewed.
+    const spawner = [
+      "import { exec } from 'node:child_process';",
+      '',
+      'export interface Run {',
+      '  (file: string): Promise<string>',
+      '  <O extends object>(file: string, options: O): Promise<string>',
+      '}',
+      '',
+      'export function list(req: { query: { dir: string } }) {',
+      "  exec('ls ' + req.query.dir)",
+      '}',
+      '',
+    ].join('\n');
+    commitFiles(repo, {
+      'src/spawn.ts': spawner,
+      'test/handler.test.ts': 'debugger;\n',
+      'logo.png': Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0]).toString('binary'),
+    });
+    const { review: doc } = await json(repo);
+    const injection = doc.findings.find((f: { path: string; line: number }) => f.path === 'src/spawn.ts');
+    expect(injection).toMatchObject({ rule: 'security/command-injection', line: 9, role: 'production' });
+    expect(new Set(doc.findings.map((f: { role: string }) => f.role))).toEqual(new Set(['production']));
+    const gap = doc.gaps.find((g: { code: string }) => g.code === 'files_not_analyzed');
+    expect(gap.file).toMatchObject({ path: 'src/spawn.ts', lines_left_out: 2, lines: 10, share: 0.2 });
+    expect(doc.coverage).toMatchObject({
+      base: doc.base.sha,
+      merge_base: doc.base.sha,
+      head: doc.head.sha,
+      changed_files: 4,
+      reviewed_files: 3,
+      reviewed_by_role: { production: 2, test: 1 },
+    });
+    expect(doc.coverage.left_out.binary).toEqual({ count: 1, files: [{ path: 'logo.png' }] });
+    expect(doc.coverage.left_out.parse_failure).toEqual({
+      count: 1,
+      files: [{ path: 'src/spawn.ts', share: 0.2 }],
+    });
+
+    const text = (await review(repo)).stdout;
+    expect(text).toContain('Reviewed 3 of 4 changed file(s) (2 production, 1 test).');
+    expect(text).toContain('Left out: binary 1, parse failure 1.');
+    expect(text).toMatch(
+      /Not analyzed: .*src\/spawn\.ts: not parseable as typescript; 2 of 10 line\(s\) \(20%\)/,
+    );
+
+    const out = join(mkdtempSync(join(tmpdir(), 'svc-sarif-')), 'review.sarif');
+    await review(repo, ['--format', 'sarif', '--output', out]);
+    const [invocation] = JSON.parse(readFileSync(out, 'utf8')).runs[0].invocations;
+    const notification = invocation.toolExecutionNotifications.find(
+      (n: { descriptor: { id: string } }) => n.descriptor.id === 'files_not_analyzed',
+    );
+    expect(notification).toMatchObject({
+      level: 'warning',
+      locations: [{ physicalLocation: { artifactLocation: { uri: 'src/spawn.ts' } } }],
+      properties: { share: 0.2 },
+    });
+  });
+
   it('compares with origin/HEAD first, then main or master, then init.defaultBranch', async () => {
     const origin = repoWithBranch();
     gitIn(origin, ['checkout', '-q', 'main']);

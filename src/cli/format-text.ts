@@ -3,6 +3,9 @@
  * findings by file, most severe first, and shows at most `limit` of them: the rest are counted,
  * with how to see them; it never drops one silently. JSON and SARIF always carry every finding.
  */
+import { type FileRole, roleOfPath } from '../core/file-roles';
+import { FILES_NOT_ANALYZED, type Gap } from '../core/runs';
+import { coverageText, type ReviewCoverage } from '../review/coverage';
 import type { FileLedgerFinding } from '../review/file-ledger';
 
 /** The JSON shape of a finding (the API's field names, for the CLI's ledger). */
@@ -32,6 +35,16 @@ export function findingOutput(f: FileLedgerFinding) {
   };
 }
 
+/**
+ * A finding as `svc review --format json` gives it: with its file's role in this review (by path
+ * for a file of the ledger the review did not change), so a consumer can tell test code's from
+ * production code's findings.
+ */
+export function reviewFindingOutput(f: FileLedgerFinding, roles: ReadonlyMap<string, FileRole>) {
+  const { object, id, status, severity, path, ...rest } = findingOutput(f);
+  return { object, id, status, severity, path, role: roles.get(path) ?? roleOfPath(path), ...rest };
+}
+
 const SEVERITY_ORDER = { P0: 0, P1: 1, P2: 2 } as const;
 
 /** Most severe first, then by place. */
@@ -42,6 +55,17 @@ export interface TextOptions {
   color: boolean;
   /** The most open findings shown; the others are counted. Infinity: all. */
   limit: number;
+  /** What the review covered, said after the findings; omitted: not said. */
+  coverage?: ReviewCoverage | null | undefined;
+  /** The review's gaps: files not analyzed are listed with the coverage. */
+  gaps?: readonly Gap[] | undefined;
+}
+
+/** The coverage lines, then each file not analyzed with why. */
+function coverageLines(options: TextOptions): string[] {
+  if (!options.coverage) return [];
+  const notAnalyzed = (options.gaps ?? []).filter((g) => g.code === FILES_NOT_ANALYZED);
+  return ['', ...coverageText(options.coverage), ...notAnalyzed.map((g) => `Not analyzed: ${g.message}`)];
 }
 
 function painter(color: boolean) {
@@ -59,7 +83,7 @@ export function formatReviewText(reported: FileLedgerFinding[], options: TextOpt
   const { paint, badge } = painter(options.color);
   const open = reported.filter((f) => f.status === 'open').sort(bySeverity);
   const dismissed = reported.filter((f) => f.status === 'dismissed');
-  if (reported.length === 0) return 'No findings.\n';
+  if (reported.length === 0) return `${['No findings.', ...coverageLines(options)].join('\n')}\n`;
   const shown = open.slice(0, options.limit);
   const hidden = open.slice(shown.length);
   const byFile = new Map<string, FileLedgerFinding[]>();
@@ -86,6 +110,7 @@ export function formatReviewText(reported: FileLedgerFinding[], options: TextOpt
     );
   if (dismissed.length > 0) lines.push('Dismissed findings: `svc findings list --status dismissed`.');
   if (open.length > 0) lines.push('To dismiss one: `svc findings dismiss <id> --reason "..."`.');
+  lines.push(...coverageLines(options));
   return `${lines.join('\n')}\n`;
 }
 

@@ -16,7 +16,7 @@ import {
   reviewLocalRange,
 } from '../review/local-review';
 import { CliError, EXIT, usageError } from './exit-codes';
-import { bySeverity, findingOutput, formatReviewText } from './format-text';
+import { bySeverity, formatReviewText, reviewFindingOutput } from './format-text';
 import {
   commitOf,
   countCommits,
@@ -67,6 +67,10 @@ interface Target {
   headLabel: string;
   baseSha: string;
   headSha: string;
+  /** The base as named, as a commit (`baseSha` is where the head left it, when they share history). */
+  baseRefSha: string;
+  /** Where the head left the base; null when they share no history (then `baseSha` is the base). */
+  mergeBaseSha: string | null;
   /** The branch whose ledger this is; null: a range ledger (detached HEAD, a commit as --head). */
   branch: string | null;
   commits: number;
@@ -116,8 +120,17 @@ async function chooseTarget(repo: Repository, options: ReviewCliOptions): Promis
   if (options.base) {
     const given = await resolveEnd(repo, options.base, '--base');
     // As `git diff base...head` and a pull request show it: from where the head left the base.
-    const baseSha = (await mergeBase(repo.dir, given, headSha)) ?? given;
-    return branchRange(repo, { baseLabel: options.base, headLabel, baseSha, headSha, branch });
+    const mergeBaseSha = await mergeBase(repo.dir, given, headSha);
+    const baseSha = mergeBaseSha ?? given;
+    return branchRange(repo, {
+      baseLabel: options.base,
+      headLabel,
+      baseSha,
+      headSha,
+      baseRefSha: given,
+      mergeBaseSha,
+      branch,
+    });
   }
   const main = await defaultBranch(repo.dir);
   if (!main)
@@ -130,6 +143,8 @@ async function chooseTarget(repo: Repository, options: ReviewCliOptions): Promis
       headLabel,
       baseSha: headSha,
       headSha,
+      baseRefSha: headSha,
+      mergeBaseSha: headSha,
       branch,
       commits: 0,
       nothing: `on the default branch ${main.name}: nothing to compare (check out a branch, or pass --base <ref>)`,
@@ -139,7 +154,15 @@ async function chooseTarget(repo: Repository, options: ReviewCliOptions): Promis
     throw usageError(
       `${headLabel} shares no history with ${main.ref} (a shallow clone? fetch the history, e.g. fetch-depth: 0), or pass --base <ref>`,
     );
-  return branchRange(repo, { baseLabel: main.ref, headLabel, baseSha, headSha, branch });
+  return branchRange(repo, {
+    baseLabel: main.ref,
+    headLabel,
+    baseSha,
+    headSha,
+    baseRefSha: (await commitOf(repo.dir, main.ref)) ?? baseSha,
+    mergeBaseSha: baseSha,
+    branch,
+  });
 }
 
 /** The range from the merge base to the head, and whether it holds anything to review. */
@@ -181,6 +204,8 @@ async function render(format: Format, r: Rendered, options: ReviewCliOptions, io
     return formatReviewText(reported, {
       color: io.color && !options.output,
       limit: options.all ? Infinity : TEXT_LIMIT,
+      coverage: r.review?.coverage,
+      gaps: r.review?.gaps,
     });
   if (format === 'sarif') {
     const [{ toSarif }, { loadCatalog }] = await Promise.all([
@@ -192,6 +217,8 @@ async function render(format: Format, r: Rendered, options: ReviewCliOptions, io
       baseSha: r.target.baseSha,
       headSha: r.head,
       skills: await loadCatalog(),
+      gaps: r.review?.gaps ?? [],
+      coverage: r.review?.coverage ?? null,
     });
     return `${JSON.stringify(doc, null, 2)}\n`;
   }
@@ -205,9 +232,10 @@ async function render(format: Format, r: Rendered, options: ReviewCliOptions, io
     lineup: r.review?.lineup ?? [],
     plan: r.review?.plan ?? null,
     counts: r.counts,
+    coverage: r.review?.coverage ?? null,
     gaps: r.review?.gaps ?? [],
     timings: r.review ? { ...r.review.timings, by_reviewer_ms: r.review.byReviewerMs } : {},
-    findings: reported.map(findingOutput),
+    findings: reported.map((f) => reviewFindingOutput(f, r.review?.roles ?? new Map())),
   };
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
@@ -277,6 +305,7 @@ export async function reviewCommand(options: ReviewCliOptions, io: CliIo = proce
       dir: repo.dir,
       base: target.baseSha,
       head,
+      ends: { base: target.baseRefSha, mergeBase: target.mergeBaseSha },
       ledgerPaths: [...new Set(openPaths)],
       reviewers,
       env: io.env,

@@ -6,6 +6,8 @@
  * their skill.
  */
 
+import { FILES_NOT_ANALYZED, type Gap } from '../core/runs';
+import type { ReviewCoverage } from '../review/coverage';
 import type { FileLedgerFinding } from '../review/file-ledger';
 import type { CatalogSkill, SkillRule } from '../skills/catalog';
 
@@ -81,9 +83,41 @@ export function describeRules(
   return out;
 }
 
+/**
+ * The review's gaps as SARIF tool execution notifications: a file not analyzed is a warning at
+ * that file (with the share left out), every other gap a note. Code scanning shows them with the
+ * run, so an upload with no results still says what was not read.
+ */
+export function gapNotifications(gaps: readonly Gap[]) {
+  return gaps.map((gap) => ({
+    level: gap.code === FILES_NOT_ANALYZED ? ('warning' as const) : ('note' as const),
+    message: { text: gap.message },
+    descriptor: { id: gap.code },
+    ...(gap.file
+      ? {
+          locations: [{ physicalLocation: { artifactLocation: { uri: gap.file.path } } }],
+          properties: {
+            reason: gap.file.reason,
+            lines_left_out: gap.file.lines_left_out,
+            lines: gap.file.lines,
+            share: gap.file.share,
+          },
+        }
+      : {}),
+  }));
+}
+
 export function toSarif(
   findings: FileLedgerFinding[],
-  options: { toolVersion: string; baseSha: string; headSha: string; skills: CatalogSkill[] },
+  options: {
+    toolVersion: string;
+    baseSha: string;
+    headSha: string;
+    skills: CatalogSkill[];
+    /** The review's gaps, as the invocation's notifications. */
+    gaps?: readonly Gap[];
+    coverage?: ReviewCoverage | null;
+  },
 ) {
   const described = describeRules(findings, options.skills);
   const ids = [...described.keys()].sort();
@@ -108,7 +142,14 @@ export function toSarif(
           driver: { name: 'svc', version: options.toolVersion, rules },
         },
         versionControlProvenance: [{ repositoryUri: 'file:.', revisionId: options.headSha }],
-        properties: { base: options.baseSha, head: options.headSha },
+        invocations: [
+          { executionSuccessful: true, toolExecutionNotifications: gapNotifications(options.gaps ?? []) },
+        ],
+        properties: {
+          base: options.baseSha,
+          head: options.headSha,
+          ...(options.coverage ? { coverage: options.coverage } : {}),
+        },
         results: findings.map((f) => ({
           ruleId: f.rule,
           ruleIndex: ids.indexOf(f.rule),

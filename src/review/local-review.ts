@@ -15,6 +15,7 @@
 
 import { fileAnalysisBudgetMs } from '../config';
 import { decodeText } from '../core/decode-text';
+import type { FileRole } from '../core/file-roles';
 import { REPO_KNOWLEDGE_FILE } from '../core/repo-knowledge';
 import type { Diff, FindingDraft } from '../core/review';
 import type { Gap } from '../core/runs';
@@ -25,6 +26,7 @@ import type { ReviewerResult, ReviewFile, ReviewInput } from '../reviewers/types
 import { type CatalogSkill, loadCatalog } from '../skills/catalog';
 import { baseReader } from './base-reader';
 import { catalogReviewers } from './catalog-reviewers';
+import { type ReviewCoverage, reviewCoverage } from './coverage';
 import type { HeadText } from './ledger-reconcile';
 import {
   type LineupEntry,
@@ -38,6 +40,7 @@ import { type MergedFinding, mergeFindings } from './merge';
 import { planLineup } from './planner';
 import { applyPolicy, CONTEXT_PATHS, markSuppressed, prepareFiles, repositoryContext } from './policy';
 import type { ReviewerRow } from './reviewer-catalog';
+import { ReviewerGaps } from './reviewer-gaps';
 
 export interface LocalReviewInput {
   /** The repository's directory (a work tree or a bare repository). */
@@ -46,6 +49,11 @@ export interface LocalReviewInput {
   base: string;
   /** Head commit, or the tree of uncommitted changes. */
   head: string;
+  /**
+   * The base as the caller named it and where the head left it, for the coverage (`base` above is
+   * the commit diffed from: the merge base when there is one). Omitted: `base`, merge base unknown.
+   */
+  ends?: { base: string; mergeBase: string | null } | undefined;
   /** Paths of the ledger's open findings: read at head too, to tell whether they were fixed. */
   ledgerPaths: readonly string[];
   /** The lineup (`security`, `general@anthropic/claude-sonnet-4-5`); omitted: the planner chooses. */
@@ -63,6 +71,10 @@ export interface LocalReviewResult {
   /** Paths whose head content was read (changed files and the ledger's open findings). */
   inspectedPaths: Set<string>;
   gaps: Gap[];
+  /** What the review covered: the commits compared, files reviewed by role, files left out by why. */
+  coverage: ReviewCoverage;
+  /** Each changed file's role, by path (what the repository's configuration made it). */
+  roles: ReadonlyMap<string, FileRole>;
   lineup: { key: string; reviewer_id: string; engine: 'builtin' | 'llm'; model: string }[];
   plan: Record<string, unknown>;
   /** Milliseconds by phase, and by reviewer. */
@@ -293,12 +305,13 @@ export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalRe
     }),
   );
   const drafts: FindingDraft[] = [];
+  const reviewerGaps = new ReviewerGaps();
   for (const [i, result] of results.entries()) {
     if (!result) continue;
-    const key = lineup[i]?.key ?? '';
     drafts.push(...result.findings);
-    for (const gap of result.gaps) gaps.push({ code: gap.code, message: `${key}: ${gap.message}` });
+    reviewerGaps.add(lineup[i]?.key ?? '', result.gaps);
   }
+  gaps.push(...reviewerGaps.list());
   lap('reviewers_ms');
   if (lineup.length > 0 && failures.length === lineup.length) {
     const first = failures[0];
@@ -321,6 +334,15 @@ export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalRe
     headText,
     inspectedPaths: new Set(paths),
     gaps,
+    coverage: reviewCoverage({
+      base: input.ends?.base ?? input.base,
+      head: input.head,
+      mergeBase: input.ends ? input.ends.mergeBase : null,
+      diff,
+      files,
+      gaps,
+    }),
+    roles: new Map(files.map((f) => [f.diff.path, f.role ?? 'production'])),
     lineup: lineup.map((r) => ({
       key: r.key,
       reviewer_id: r.reviewer.id,

@@ -164,9 +164,12 @@ export async function runBuiltinSkill(
   const candidates = files.filter(readable);
   const tooLarge = (file: ReviewFile & { content: string }) => {
     if (file.content.length <= MAX_FILE_BYTES) return false;
+    const lines = file.content.split('\n').length;
     gaps.push({
       code: 'builtin_file_too_large',
       message: `${file.diff.path}: ${file.content.length} characters, over the ${MAX_FILE_BYTES} the ${skill.id} reviewer reads`,
+      // Named with the file, as a file not analyzed is: the review's coverage counts it by size.
+      file: { path: file.diff.path, reason: 'too large', lines_left_out: lines, lines, share: 1 },
     });
     return true;
   };

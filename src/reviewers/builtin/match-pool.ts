@@ -18,11 +18,28 @@ import type { MatchReply, MatchRequest } from './match-thread';
 const THREADS = Math.max(1, Math.min(4, availableParallelism() - 1));
 const IDLE_MS = 15_000;
 
+/**
+ * The thread checks a file's budget between its steps, but one native search is a single step
+ * (a superlinear rule over a long block ran 197 s). So the pool also stops a file whose thread
+ * has held it for twice its budget plus HARD_STOP_SLACK_MS, by ending the thread: the file is a
+ * `file_analysis_budget` gap like any other over its budget. Twice, because the budget counts
+ * the file's own work and the thread runs at a lower priority than the server on a busy machine.
+ */
+export const hardStop = {
+  /** Added to twice the budget; tests set 0 to see the stop without a slow rule. */
+  slackMs: 2_000,
+  afterMs(budgetMs: number): number {
+    return 2 * budgetMs + this.slackMs;
+  },
+};
+
 type Job = {
   request: Omit<MatchRequest, 'id'>;
   signal: AbortSignal;
   resolve: (reply: MatchReply) => void;
   reject: (error: unknown) => void;
+  /** Set while a thread holds the job and it has a budget: ends the thread at the hard stop. */
+  stopTimer?: NodeJS.Timeout;
 };
 
 interface Thread {
@@ -87,6 +104,7 @@ function settle(thread: Thread, outcome: (job: Job) => void) {
   const job = thread.job;
   if (!job) return;
   thread.job = null;
+  if (job.stopTimer) clearTimeout(job.stopTimer);
   job.signal.removeEventListener('abort', job.onAbort);
   outcome(job);
   if (threads.has(thread)) {
@@ -106,7 +124,19 @@ function assign(thread: Thread, job: Job) {
     retire(thread);
     settle(thread, (j) => j.reject(j.signal.reason));
   };
-  thread.job = { ...job, id, onAbort };
+  const { budgetMs } = job.request;
+  const stopTimer =
+    budgetMs === undefined
+      ? undefined
+      : setTimeout(() => {
+          const spentMs = performance.now() - startedAt;
+          retire(thread);
+          settle(thread, (j) =>
+            j.resolve({ id, found: [], keys: [], gaps: [], budget: { spentMs, budgetMs } }),
+          );
+        }, hardStop.afterMs(budgetMs));
+  const startedAt = performance.now();
+  thread.job = { ...job, id, onAbort, ...(stopTimer ? { stopTimer } : {}) };
   job.signal.addEventListener('abort', onAbort, { once: true });
   thread.recent = [hint(job.request), ...thread.recent.filter((h) => h !== hint(job.request))].slice(0, 4);
   thread.worker.ref();

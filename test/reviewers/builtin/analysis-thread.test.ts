@@ -9,7 +9,7 @@ import { worstCase } from '../../../bench/analysis/worst-case';
 import { snippetDiffFile } from '../../../eval/evaluate';
 import { type BuiltinRunOptions, runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
 import { resolutionWork } from '../../../src/reviewers/builtin/flow';
-import { analysisThreads } from '../../../src/reviewers/builtin/match-pool';
+import { analysisThreads, hardStop } from '../../../src/reviewers/builtin/match-pool';
 import type { ReviewFile } from '../../../src/reviewers/types';
 import { type CatalogSkill, catalogSkill } from '../../../src/skills/catalog';
 
@@ -83,6 +83,27 @@ describe('analysis thread', () => {
     expect(cut.gaps.map((g) => g.code)).toEqual(['file_analysis_budget']);
     expect(cut.gaps[0]?.message).toMatch(/^src\/handlers\.js: .*SVC_FILE_ANALYSIS_BUDGET_MS/);
     expect(cut.findings.length).toBeLessThan(1500);
+  });
+
+  it('ends a thread that holds a file past twice its budget, as one native search can, with the same gap', async () => {
+    const slack = hardStop.slackMs;
+    hardStop.slackMs = 0;
+    try {
+      const alive = analysisThreads().alive;
+      const cut = await runBuiltinSkill(
+        await skill('security'),
+        [file('cmd/run.go', worstCase('go', 'one-function', 400))],
+        { reviewerId: 's', signal: never, fileBudgetMs: 0.001, analysisThread: true },
+      );
+      // Stopped from outside: no step of the thread got to report, so nothing was kept.
+      expect(cut.gaps.map((g) => g.code)).toEqual(['file_analysis_budget']);
+      expect(cut.gaps[0]?.message).toMatch(/^cmd\/run\.go: .* 0 finding\(s\) made before were kept/);
+      expect(cut.findings).toEqual([]);
+      // The thread that held it was ended (a file that finished leaves its thread idle, alive).
+      expect(analysisThreads().alive).toBe(Math.max(0, alive - 1));
+    } finally {
+      hardStop.slackMs = slack;
+    }
   });
 
   it('ends the thread of an aborted run at once, and starts another for the next file', async () => {

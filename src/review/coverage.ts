@@ -54,6 +54,8 @@ export interface CoverageInput {
   base: string;
   head: string;
   mergeBase: string | null;
+  /** The commit the diff was taken from; omitted: the merge base when known, else the base. */
+  comparedFrom?: string | undefined;
   diff: Diff;
   /** The files reviewers were given (after `.svc.yml` exclusions), with their roles. */
   files: readonly ReviewFile[];
@@ -106,7 +108,7 @@ export function reviewCoverage(input: CoverageInput): ReviewCoverage {
     base: input.base,
     head: input.head,
     merge_base: input.mergeBase,
-    compared_from: input.mergeBase ?? input.base,
+    compared_from: input.comparedFrom ?? input.mergeBase ?? input.base,
     changed_files: input.diff.files.length,
     deleted_files: deleted,
     reviewed_files: reviewed,

@@ -25,6 +25,7 @@ import { setReviewStatus } from '../storage/review-status';
 import { findings, pullRequests, reviewerModelStats, reviewers, reviewResults } from '../storage/schema';
 import { baseReader } from './base-reader';
 import { type ReviewConfig, reviewConfigSchema } from './config';
+import { reviewCoverage } from './coverage';
 import { emptyComparison } from './empty-comparison';
 import { executeReviewer } from './execute-reviewer';
 import { currentLearnings } from './learnings';
@@ -43,6 +44,7 @@ import {
   withDeclaredRoles,
 } from './policy';
 import { countUse, type ReviewerRow } from './reviewer-catalog';
+import { ReviewerGaps } from './reviewer-gaps';
 
 /**
  * What happens on the code host as a review moves through its states (the check, inline
@@ -95,8 +97,13 @@ export interface ReviewDeps {
 type Target = {
   pullRequestId: string | null;
   number: number | null;
+  /** The commit the diff is taken from: a pull request's merge base when known. */
   baseSha: string;
   headSha: string;
+  /** The base as named (a pull request's base branch, a range's base), as a commit. */
+  baseRefSha: string;
+  /** Where the head left the base; null when unknown. */
+  mergeBaseSha: string | null;
 };
 
 /** Code-host answers become named run failures: a missing PR or range is the caller's input. */
@@ -155,12 +162,21 @@ async function resolveTarget(
       number: pr.number,
       baseSha: pr.mergeBaseSha ?? pr.baseSha,
       headSha: pr.headSha,
+      baseRefSha: pr.baseSha,
+      mergeBaseSha: pr.mergeBaseSha ?? null,
     };
   }
   const range = await host
     .resolveRange(repo, config.base ?? '', config.head ?? '')
     .catch((e) => hostFailure(e, `range ${config.base}..${config.head}`));
-  return { pullRequestId: null, number: null, baseSha: range.baseSha, headSha: range.headSha };
+  return {
+    pullRequestId: null,
+    number: null,
+    baseSha: range.baseSha,
+    headSha: range.headSha,
+    baseRefSha: range.baseSha,
+    mergeBaseSha: range.mergeBaseSha,
+  };
 }
 
 function lineupFor(
@@ -401,6 +417,8 @@ async function review(
   const models: string[] = [];
   lap('plan_ms');
   const reviewerMs: Record<string, number> = {};
+  // A file no reviewer could read in full is named once, with every reviewer it was left out by.
+  const reviewerGaps = new ReviewerGaps();
   for (const [index, reviewer] of lineup.entries()) {
     const started = Date.now();
     mark = performance.now();
@@ -412,7 +430,7 @@ async function review(
       );
       reviewerMs[reviewer.key] = Math.round(performance.now() - mark);
       drafts.push(...result.findings);
-      for (const gap of result.gaps) ctx.gap({ code: gap.code, message: `${reviewer.key}: ${gap.message}` });
+      reviewerGaps.add(reviewer.key, result.gaps);
       for (const item of result.usage) ctx.usage(item);
       skills.push(...result.skills);
       if (result.backend.model) models.push(`${result.backend.provider}/${result.backend.model}`);
@@ -442,6 +460,8 @@ async function review(
       pct: 20 + Math.round(((index + 1) / Math.max(1, lineup.length)) * 60),
     });
   }
+  const gapsOfReviewers = reviewerGaps.list();
+  for (const gap of gapsOfReviewers) ctx.gap(gap);
   if (lineup.length > 0 && failures.length === lineup.length) {
     // Nothing reviewed: the run fails by the first reviewer's named reason.
     const first = failures[0]?.error;
@@ -590,6 +610,16 @@ async function review(
       lineup: lineupRecord,
       plan,
       counts,
+      // What was read and what was not: a review with no findings must not pass for a full one.
+      coverage: reviewCoverage({
+        base: target.baseRefSha,
+        head: target.headSha,
+        mergeBase: target.mergeBaseSha,
+        comparedFrom: target.baseSha,
+        diff,
+        files,
+        gaps: [...diff.gaps, ...gapsOfReviewers],
+      }),
     },
   };
 }

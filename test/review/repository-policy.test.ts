@@ -83,6 +83,16 @@ describe('repository policy in a review', () => {
       'test/run.test.js secrets/aws P0 open',
     ]);
     expect(body.run.result.review.counts).toMatchObject({ dismissed_inline: 1, p0: 2 });
+    // The run says what it read: the excluded file and the generated and vendored ones are left out by name.
+    const coverage = body.run.result.review.coverage;
+    expect(coverage).toMatchObject({ base, head, merge_base: base, compared_from: base, changed_files: 10 });
+    expect(coverage.left_out.ignored).toEqual({ count: 1, files: [{ path: 'src/legacy/old.js' }] });
+    expect(coverage.left_out.role.files.map((f: { path: string }) => f.path).sort()).toEqual([
+      'assets/lib/chart.js',
+      'src/gen/client.js',
+    ]);
+    expect(coverage.reviewed_files).toBe(7);
+    expect(coverage.reviewed_by_role).toMatchObject({ test: 2, docs: 1 });
   });
 
   it('shares one ledger per range: a second review of the same range holds the same findings', async () => {

@@ -6,7 +6,7 @@
 
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { CodeHost } from '../codehost/types';
-import { countOpen, SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE } from '../core/checks';
+import { countOpen, SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE, skippedBrakeTitle } from '../core/checks';
 import { RunFailure } from '../core/failures';
 import { ledgerKeyOf } from '../core/review';
 import type { RunContext } from '../engine/types';
@@ -215,12 +215,13 @@ export function codeHostLifecycle(db: Database): ReviewLifecycle {
           );
           return;
         case 'errored': {
-          const code = event.error instanceof RunFailure ? event.error.code : 'unknown';
+          const failure = event.error instanceof RunFailure ? event.error : null;
+          const code = failure?.code ?? 'unknown';
           await checkSkipped(
             db,
             event.host,
             target,
-            SKIPPED_ERRORED_TITLE,
+            skippedBrakeTitle(code, failure?.details) ?? SKIPPED_ERRORED_TITLE,
             `The review failed with ${code}: ${(event.error as Error)?.message ?? ''}`,
           );
           return;

@@ -6,7 +6,15 @@
 import { and, desc, eq, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import type { CodeHost } from '../codehost/types';
-import { reviewDeadlineMs, SKIPPED_FILTERED_TITLE, sizeBucket } from '../core/checks';
+import {
+  reviewDeadlineMs,
+  reviewStatusesOfCheck,
+  SKIPPED_ERRORED_TITLE,
+  SKIPPED_FILTERED_TITLE,
+  SKIPPED_PROJECT_OFF_TITLE,
+  SKIPPED_PULL_REQUEST_OFF_TITLE,
+  sizeBucket,
+} from '../core/checks';
 import { resolveProjectSettings } from '../core/settings';
 import type { Engine } from '../engine/engine';
 import { completePlansOfPullRequest } from '../plans/lifecycle';
@@ -16,7 +24,7 @@ import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { setReviewStatus } from '../storage/review-status';
 import { type PullRequestState, projects, pullRequests, reviewResults, runs } from '../storage/schema';
-import { type CheckTarget, checkQueued, checkSkipped, findCheck } from './check';
+import { type CheckRow, type CheckTarget, checkQueued, checkSkipped, findCheck } from './check';
 
 export interface AutomationDeps {
   db: Database;
@@ -214,19 +222,36 @@ export async function startAutomaticReview(
   const target = checkTargetOf(project, pr, headSha);
   const existing = await findCheck(deps.db, target);
   if (existing && existing.conclusion !== 'skipped' && !options.force) {
+    await restoreReviewStatus(deps.db, pr, existing);
     return {
       outcome: 'deduplicated',
       reason: `head ${headSha.slice(0, 12)} was already reviewed; @service review force reviews it again`,
     };
   }
-  const info = await host.getPullRequest(project.repoFullName, pr.number);
-  const diff = await host.getDiff(
-    project.repoFullName,
-    info.mergeBaseSha ?? info.baseSha,
-    info.headSha,
-    {},
-    { pullRequest: pr.number },
-  );
+  await setReviewStatus(deps.db, pr.id, 'trigger');
+  let diff: Awaited<ReturnType<CodeHost['getDiff']>>;
+  try {
+    const info = await host.getPullRequest(project.repoFullName, pr.number);
+    diff = await host.getDiff(
+      project.repoFullName,
+      info.mergeBaseSha ?? info.baseSha,
+      info.headSha,
+      {},
+      { pullRequest: pr.number },
+    );
+  } catch (error) {
+    // Never left at `trigger` with no check: the head says the review failed to run. A
+    // redelivery (or the run's replacement) finds the check skipped and tries again.
+    await checkSkipped(
+      deps.db,
+      host,
+      target,
+      SKIPPED_ERRORED_TITLE,
+      `The pull request could not be read: ${(error as Error).message}`,
+    ).catch(() => {});
+    await setReviewStatus(deps.db, pr.id, 'errored', { details: { reason: (error as Error).message } });
+    throw error;
+  }
   const reviewable = diff.files.some(
     (f) => !f.skipped && f.change !== 'deleted' && f.changedLines.length > 0,
   );
@@ -283,30 +308,81 @@ export async function onPullRequestEvent(
   }
   if (!REVIEW_ACTIONS.has(event.action))
     return { outcome: 'ignored', reason: `action ${event.action} does not trigger a review` };
-  if (!resolveProjectSettings(project.settings)['svc.review.enabled']) {
-    return { outcome: 'ignored', reason: 'automatic review is off for the project (svc.review.enabled)' };
-  }
-  if (!pr.autoReview) {
-    return {
-      outcome: 'ignored',
-      reason: `automatic review is off for this pull request: ${pr.autoReviewOffReason ?? 'no reason given'}`,
-    };
-  }
-  const target: CheckTarget = {
-    workspaceId: project.workspaceId,
-    projectId: project.id,
-    pullRequestId: pr.id,
-    headSha: event.headSha,
-    repo: project.repoFullName,
-  };
-  await setReviewStatus(deps.db, pr.id, 'trigger');
+  const target = checkTargetOf(project, pr, event.headSha);
+  const off = reviewOff(project, pr);
+  if (off) return skipReviewOff(deps, host, target, pr, off);
   if (event.draft || isReleasePullRequest(event)) {
+    await setReviewStatus(deps.db, pr.id, 'trigger');
     const why = event.draft ? 'draft pull request' : 'release pull request';
     await checkSkipped(deps.db, host, target, SKIPPED_FILTERED_TITLE, `Not reviewed: ${why}.`);
     await setReviewStatus(deps.db, pr.id, 'skipped', { details: { reason: why } });
     return { outcome: 'skipped', reason: why };
   }
   return startAutomaticReview(deps, project, host, pr, event.headSha, { force: false, reason: event.action });
+}
+
+/** Why automatic review is off for this pull request (the project's setting first), or null. */
+function reviewOff(
+  project: typeof projects.$inferSelect,
+  pr: typeof pullRequests.$inferSelect,
+): { title: string; reason: string } | null {
+  if (!resolveProjectSettings(project.settings)['svc.review.enabled'])
+    return {
+      title: SKIPPED_PROJECT_OFF_TITLE,
+      reason: 'automatic review is off for the project (svc.review.enabled)',
+    };
+  if (!pr.autoReview)
+    return {
+      title: SKIPPED_PULL_REQUEST_OFF_TITLE,
+      reason: `automatic review is off for this pull request: ${pr.autoReviewOffReason ?? 'no reason given'}`,
+    };
+  return null;
+}
+
+/**
+ * Review off still completes the head's check, `skipped`, saying how to turn it back on: a
+ * required check that never appears would block the merge for good. A head that already has a
+ * check (reviewed before review was turned off, or a review still under way) keeps it.
+ */
+async function skipReviewOff(
+  deps: AutomationDeps,
+  host: CodeHost,
+  target: CheckTarget,
+  pr: typeof pullRequests.$inferSelect,
+  off: { title: string; reason: string },
+): Promise<TriggerOutcome> {
+  const existing = await findCheck(deps.db, target);
+  if (existing) {
+    await restoreReviewStatus(deps.db, pr, existing);
+    return {
+      outcome: 'ignored',
+      reason: `${off.reason}; head ${target.headSha.slice(0, 12)} keeps its check`,
+    };
+  }
+  await checkSkipped(deps.db, host, target, off.title, `Not reviewed: ${off.reason}.`);
+  await setReviewStatus(deps.db, pr.id, 'skipped', { details: { reason: off.reason } });
+  return { outcome: 'skipped', reason: off.reason };
+}
+
+/**
+ * A trigger that changes nothing leaves the pull request's status in step with its head's
+ * check: it was the status of that check's review, unless a review of another head moved it.
+ */
+async function restoreReviewStatus(
+  db: Database,
+  pr: Pick<typeof pullRequests.$inferSelect, 'id'>,
+  check: CheckRow,
+): Promise<void> {
+  const agreeing = reviewStatusesOfCheck(check);
+  const [current] = await db.orm
+    .select({ reviewStatus: pullRequests.reviewStatus })
+    .from(pullRequests)
+    .where(eq(pullRequests.id, pr.id))
+    .limit(1);
+  if (agreeing.includes(current?.reviewStatus as never)) return;
+  await setReviewStatus(db, pr.id, agreeing[0] as string, {
+    details: { reason: `restored from the check of ${check.headSha.slice(0, 12)}` },
+  });
 }
 
 async function countMerge(

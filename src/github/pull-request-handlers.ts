@@ -1,11 +1,12 @@
 /**
  * GitHub deliveries that drive reviews: `pull_request` (triggers and merges), `issue_comment`
- * (`@service` commands on a pull request), `pull_request_review_comment` (finding threads) and
- * `push` (plan documents). Each reads the payload leniently and hands plain facts to the
- * automation layer.
+ * (`@service` commands on a pull request), `pull_request_review_comment` (finding threads),
+ * `push` (plan documents) and `check_run` / `check_suite` `rerequested` (GitHub's "Re-run").
+ * Each reads the payload leniently and hands plain facts to the automation layer.
  */
 import { type CommentEvent, onFindingThreadReply, onPullRequestComment } from '../automation/conversation';
 import { onPush } from '../automation/plans';
+import { onCheckRerequested } from '../automation/rerun';
 import { type AutomationDeps, onPullRequestEvent } from '../automation/triggers';
 import { int, list, obj, repoFullName, str } from './webhooks/payload';
 import { registerWebhookHandler, type WebhookContext, type WebhookOutcome } from './webhooks/registry';
@@ -121,9 +122,40 @@ async function push(ctx: WebhookContext): Promise<WebhookOutcome> {
     : { status: 'processed', summary: result.reason, result: { plans: result.plans } };
 }
 
+/**
+ * "Re-run" on svc's check (`check_run.rerequested`) or "Re-run all checks" on its suite
+ * (`check_suite.rerequested`): GitHub sends these to the app that made the check, so its
+ * `Service / Review` gets a new review rather than staying as it was.
+ */
+async function checkRerequested(ctx: WebhookContext): Promise<WebhookOutcome> {
+  const run = ctx.event === 'check_run' ? obj(ctx.payload.check_run) : null;
+  const subject = run ?? obj(ctx.payload.check_suite);
+  const headSha = str(subject?.head_sha);
+  const repo = repoFullName(ctx.payload.repository);
+  const runId = run ? (int(run.id) ?? str(run.id)) : undefined;
+  if (!subject || !headSha || !repo || !ctx.installation || (run && runId === undefined))
+    return { status: 'ignored', reason: `the ${ctx.event} delivery lacks the head commit or repository` };
+  const result = await onCheckRerequested(deps(ctx), {
+    installationId: ctx.installation.id,
+    repo,
+    headSha,
+    checkRun: run ? { id: String(runId), name: str(run.name) ?? '' } : null,
+    pullRequests: list(subject.pull_requests).flatMap((p) => {
+      const n = int(obj(p)?.number);
+      return n === undefined ? [] : [n];
+    }),
+  });
+  return {
+    ...outcome(result),
+    ...(result.outcome === 'review_started' ? { result: { task_ids: result.taskIds } } : {}),
+  } as WebhookOutcome;
+}
+
 export function registerPullRequestHandlers(): void {
   registerWebhookHandler('pull_request', pullRequest);
   registerWebhookHandler('issue_comment', issueComment);
   registerWebhookHandler('pull_request_review_comment', reviewComment);
   registerWebhookHandler('push', push);
+  registerWebhookHandler('check_run.rerequested', checkRerequested);
+  registerWebhookHandler('check_suite.rerequested', checkRerequested);
 }

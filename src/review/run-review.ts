@@ -275,7 +275,10 @@ async function notReviewed(
   job: { host: CodeHost; repo: string; config: ReviewConfig; target: Target },
   error: unknown,
 ) {
-  await setReviewStatus(ctx.db, job.target.pullRequestId, 'errored', { runId: ctx.run.id }).catch(() => {});
+  await setReviewStatus(ctx.db, job.target.pullRequestId, 'errored', {
+    runId: ctx.run.id,
+    ifHead: job.target.headSha,
+  }).catch(() => {});
   await lifecycle(ctx, deps, job, 'errored', error).catch((e) =>
     ctx.warn(`could not mark the code-host check errored: ${(e as Error).message}`),
   );
@@ -380,7 +383,7 @@ async function review(
     });
   }
 
-  await setReviewStatus(db, target.pullRequestId, 'reviewing', { runId: ctx.run.id });
+  await setReviewStatus(db, target.pullRequestId, 'reviewing', { runId: ctx.run.id, ifHead: target.headSha });
   await lifecycle(ctx, deps, job, 'reviewing');
   await ctx.progress({
     phase: 'reviewing',
@@ -530,9 +533,15 @@ async function review(
     },
   );
   // The findings are committed to the ledger before anything is posted: a failed post loses none.
-  await setReviewStatus(db, target.pullRequestId, 'reviews_available', { runId: ctx.run.id });
+  await setReviewStatus(db, target.pullRequestId, 'reviews_available', {
+    runId: ctx.run.id,
+    ifHead: target.headSha,
+  });
   await lifecycle(ctx, deps, job, 'reviews_available');
-  await setReviewStatus(db, target.pullRequestId, 'summarizing', { runId: ctx.run.id });
+  await setReviewStatus(db, target.pullRequestId, 'summarizing', {
+    runId: ctx.run.id,
+    ifHead: target.headSha,
+  });
   await lifecycle(ctx, deps, job, 'summarizing');
   const counts = {
     findings: outcome.reported.length,
@@ -581,6 +590,8 @@ async function review(
   await setReviewStatus(db, target.pullRequestId, 'reviewed', {
     columns: { lastReviewedAt: new Date(), lastReviewRunId: ctx.run.id },
     runId: ctx.run.id,
+    // A push since the diff was read has its own trigger and check; its status is not ours.
+    ifHead: target.headSha,
     // What the review did to the ledger, as one event rather than one per finding.
     details: {
       head_sha: target.headSha,

@@ -20,6 +20,12 @@ export async function setReviewStatus(
     runId?: string | null;
     /** Added to the event's payload. */
     details?: Record<string, unknown>;
+    /**
+     * Move only while this is the pull request's head: a review of a head the pull request has
+     * since left must not overwrite the status of the head that replaced it (say a draft push,
+     * skipped). The columns are still set.
+     */
+    ifHead?: string;
   } = {},
 ): Promise<void> {
   if (!pullRequestId) return;
@@ -29,11 +35,17 @@ export async function setReviewStatus(
         workspaceId: pullRequests.workspaceId,
         projectId: pullRequests.projectId,
         reviewStatus: pullRequests.reviewStatus,
+        headSha: pullRequests.headSha,
       })
       .from(pullRequests)
       .where(eq(pullRequests.id, pullRequestId))
       .for('update');
     if (!before) return;
+    if (options.ifHead !== undefined && before.headSha !== options.ifHead) {
+      if (options.columns)
+        await tx.update(pullRequests).set(options.columns).where(eq(pullRequests.id, pullRequestId));
+      return;
+    }
     await tx
       .update(pullRequests)
       .set({ reviewStatus: status, updatedAt: new Date(), ...options.columns })

@@ -18,7 +18,7 @@ import {
   type PullRequestEvent,
 } from '../../src/automation/triggers';
 import type { LocalCodeHost } from '../../src/codehost/local/local-host';
-import { SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
+import { SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
 import { Worker } from '../../src/engine/worker';
 import { checkRuns, findings, plans, projects, tasks } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
@@ -363,7 +363,10 @@ describe('pull request automation on the local host', () => {
       await settle();
       const history = (await checks()).filter((c) => c.head_sha === pausedHead);
       expect(history.map((c) => c.status)).toEqual(['queued', 'completed']);
-      expect(history.at(-1)).toMatchObject({ conclusion: 'skipped', title: SKIPPED_ERRORED_TITLE });
+      expect(history.at(-1)).toMatchObject({
+        conclusion: 'skipped',
+        title: 'Skipped: the project is paused (svc.brakes.paused) — @service review now once it is lifted',
+      });
       expect((history.at(-1) as CheckRecord & { summary: string }).summary).toContain('project_paused');
       const prs = await t.app.inject({ method: 'GET', url: '/api/v1/pull-requests?number=30', headers });
       expect(prs.json().data[0]).toMatchObject({ review_status: 'errored' });

@@ -5,7 +5,7 @@
  * reopens a finding (`recomputeAfterDisposition`).
  */
 
-import { and, eq } from 'drizzle-orm';
+import { and, desc, eq } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import type { CodeHost } from '../codehost/types';
 import {
@@ -18,10 +18,11 @@ import {
 import { fixPrompt } from '../core/fix-prompt';
 import { ledgerKeyOf } from '../core/review';
 import { resolveWorkspaceSettings } from '../core/settings';
+import { notAnalyzedSummary } from '../review/coverage';
 import type { CheckFollowUp } from '../review/disposition';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
-import { checkRuns, findings, projects, pullRequests, workspaces } from '../storage/schema';
+import { checkRuns, findings, projects, pullRequests, reviewResults, workspaces } from '../storage/schema';
 
 export type CheckRow = typeof checkRuns.$inferSelect;
 
@@ -158,6 +159,22 @@ export async function findCheck(db: Database, target: Pick<CheckTarget, 'pullReq
   return row ?? null;
 }
 
+/**
+ * What the latest review of this head could not read in full, in a sentence (empty when it read
+ * everything): a passing check must not hide that a file went unreviewed.
+ */
+async function notAnalyzedAtHead(db: Database, target: CheckTarget): Promise<string> {
+  const [latest] = await db.orm
+    .select({ gaps: reviewResults.gaps })
+    .from(reviewResults)
+    .where(
+      and(eq(reviewResults.pullRequestId, target.pullRequestId), eq(reviewResults.headSha, target.headSha)),
+    )
+    .orderBy(desc(reviewResults.createdAt), desc(reviewResults.id))
+    .limit(1);
+  return latest ? notAnalyzedSummary(latest.gaps) : '';
+}
+
 /** The verdict from the pull request's open findings and the workspace's conclusion settings. */
 export async function checkReviewed(db: Database, host: CodeHost, target: CheckTarget) {
   const ledger = await db.orm
@@ -174,13 +191,14 @@ export async function checkReviewed(db: Database, host: CodeHost, target: CheckT
   const settings = resolveWorkspaceSettings(workspace?.settings ?? {});
   const conclusion = reviewedConclusion(counts, settings);
   const title = reviewedTitle(counts);
+  const notAnalyzed = await notAnalyzedAtHead(db, target);
   return publish(
     db,
     host,
     target,
     { status: 'completed', conclusion, title },
     {
-      summary: `${title}. ${ledger.length - open.length} finding(s) fixed or dismissed.`,
+      summary: `${title}. ${ledger.length - open.length} finding(s) fixed or dismissed.${notAnalyzed ? `\n\n${notAnalyzed}` : ''}`,
       text: fixPrompt({
         headSha: target.headSha,
         findings: open.map((f) => ({

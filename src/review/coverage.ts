@@ -137,3 +137,18 @@ export function coverageText(c: ReviewCoverage): string[] {
       );
   return lines;
 }
+
+/**
+ * The files a review could not read in full, for a check's summary: one sentence, each file with
+ * the share left out and why; empty when every file was read.
+ */
+export function notAnalyzedSummary(gaps: readonly Gap[]): string {
+  const files = gaps.flatMap((g) => (g.code === FILES_NOT_ANALYZED && g.file ? [g.file] : []));
+  if (files.length === 0) return '';
+  const listed = files
+    .slice(0, 10)
+    .map((f) => `\`${f.path}\` (${Math.round(f.share * 100)}%, ${f.reason})`)
+    .join(', ');
+  const more = files.length > 10 ? ` and ${files.length - 10} more` : '';
+  return `Not analyzed (${FILES_NOT_ANALYZED}): ${listed}${more}; no finding can be reported there.`;
+}

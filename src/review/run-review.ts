@@ -578,6 +578,8 @@ async function review(
     lineup: lineupRecord,
     plan,
     counts,
+    // The check's summary names the files this review could not read in full (files_not_analyzed).
+    gaps: [...diff.gaps, ...gapsOfReviewers],
   });
   await countUse(db, ctx.task.workspaceId, [...new Set(lineup.map((r) => r.reviewer.id))]);
   if (config.delivery === 'codehost' && !deps.lifecycle) {

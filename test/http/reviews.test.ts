@@ -175,6 +175,41 @@ describe('reviews', () => {
     expect(comments.some((c) => c.pull_request === 2 && c.body.startsWith('## svc review'))).toBe(true);
   });
 
+  it("names a file it could read only in part on the check's summary", async () => {
+    // An interface the TypeScript grammar cannot read (call signatures without semicolons, then a
+    // generic one): two of its lines are left out, and the check says so next to its verdict.
+    gitIn(repo, ['checkout', '-q', '-b', 'spawn', 'main']);
+    commitFiles(
+      repo,
+      {
+        'src/spawn.ts': [
+          "import { exec } from 'node:child_process';",
+          '',
+          'export interface Run {',
+          '  (file: string): Promise<string>',
+          '  <O extends object>(file: string, options: O): Promise<string>',
+          '}',
+          '',
+          "export const list = () => exec('ls');",
+          '',
+        ].join('\n'),
+      },
+      'spawn types',
+    );
+    gitIn(repo, ['checkout', '-q', 'main']);
+    openPullRequest(3, 'spawn');
+    const review = await waitForReview(
+      (await create({ pr: 3, reviewers: ['security'], delivery: 'codehost' })).json().id,
+    );
+    expect(review.run.status).toBe('completed');
+    expect(review.run.gaps.map((g: { code: string }) => g.code)).toContain('files_not_analyzed');
+    const host = t.services.codeHosts.forInstallation(1) as LocalCodeHost;
+    const checks = await host.localRecords<{ status: string; summary: string }>('acme/shop', 'checks');
+    expect(checks.at(-1)?.summary).toContain(
+      'Not analyzed (files_not_analyzed): `src/spawn.ts` (25%, not parseable as typescript)',
+    );
+  });
+
   it('reviews a commit range', async () => {
     const base = gitIn(repo, ['rev-parse', 'main']).trim();
     const head = gitIn(repo, ['rev-parse', 'feature~1']).trim();

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { snippetDiffFile } from '../../eval/evaluate';
 import type { Diff } from '../../src/core/review';
 import { fileNotAnalyzedGap } from '../../src/core/runs';
-import { coverageText, reviewCoverage } from '../../src/review/coverage';
+import { coverageText, notAnalyzedSummary, reviewCoverage } from '../../src/review/coverage';
 import { ReviewerGaps } from '../../src/review/reviewer-gaps';
 import type { ReviewFile } from '../../src/reviewers/types';
 
@@ -113,5 +113,18 @@ describe('ReviewerGaps', () => {
       ['other', 'security: x'],
     ]);
     expect(gaps.list()[0]?.file?.share).toBe(0.25);
+  });
+});
+
+describe('notAnalyzedSummary', () => {
+  it('names each file left out with its share, and nothing when every file was read', () => {
+    const gap = fileNotAnalyzedGap(
+      { path: 'src/a.ts', reason: 'not parseable as typescript', lines_left_out: 5, lines: 20 },
+      '',
+    );
+    expect(notAnalyzedSummary([gap, { code: 'other', message: 'x' }])).toBe(
+      'Not analyzed (files_not_analyzed): `src/a.ts` (25%, not parseable as typescript); no finding can be reported there.',
+    );
+    expect(notAnalyzedSummary([{ code: 'other', message: 'x' }])).toBe('');
   });
 });

@@ -15,6 +15,7 @@ import {
   createReview,
   getReviewTask,
   listReviewTasks,
+  REVIEW_ORIGINS,
   type ReviewDeps,
   reviewRecord,
   saveConfig,
@@ -179,6 +180,11 @@ export const review = z.object({
   base: z.string().nullable(),
   head: z.string().nullable(),
   delivery,
+  origin: z
+    .enum(REVIEW_ORIGINS)
+    .describe(
+      '`api`: created with POST /reviews; `automatic`: a pull request push, `@service` command or code-host re-run; `swarm`: a swarm child.',
+    ),
   reviewers: z.array(configuredReviewer).nullable().describe('Null: the planner chooses the lineup.'),
   revision: z.int().describe('Configuration revision; sent quoted in `If-Match` on edits (also the ETag).'),
   run: runReceipt.nullable(),
@@ -189,6 +195,17 @@ export const review = z.object({
   findings_truncated: z.boolean().describe('True when there are more findings than the page holds.'),
   created_at: timestamp,
   updated_at: timestamp,
+});
+
+/**
+ * The spec lists the API-created reviews; the automatic and swarm reviews of the same project
+ * (often far more) are there only when asked for.
+ */
+const reviewsListQuery = listQuery.extend({
+  origin: z
+    .enum([...REVIEW_ORIGINS, 'all'])
+    .default('api')
+    .describe('Which reviews: `api` (default, created with POST /reviews), `automatic`, `swarm` or `all`.'),
 });
 
 const reviewParams = z.strictObject({
@@ -252,12 +269,19 @@ export const operations: Operation[] = [
     tool: 'reviews_list',
     method: 'GET',
     path: '/api/v1/reviews',
-    summary: "List the project's API-created reviews, newest first.",
+    summary: "List the project's API-created reviews, newest first; `origin` lists automatic or swarm reviews instead, or all.",
     scope: 'project',
-    query: listQuery,
+    query: reviewsListQuery,
     response: listOf(review),
     handler: async ({ query }, ctx) => {
-      const rows = await listReviewTasks(deps(ctx), scope(ctx), query.limit, decodeCursor(query.cursor));
+      const origins = query.origin === 'all' ? REVIEW_ORIGINS : [query.origin];
+      const rows = await listReviewTasks(
+        deps(ctx),
+        scope(ctx),
+        query.limit,
+        decodeCursor(query.cursor),
+        origins,
+      );
       const { data, nextCursor } = page(rows, query.limit);
       return {
         object: 'list' as const,

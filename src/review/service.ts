@@ -3,7 +3,7 @@
  * is a clear 4xx; the target is resolved by the run), read with findings once done, re-run, and
  * edit the configuration under its revision.
  */
-import { and, asc, desc, eq, getTableColumns, lt, or, type SQL } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, isNotNull, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
 import { ApiError } from '../core/errors';
 import type { Engine } from '../engine/engine';
@@ -227,6 +227,7 @@ export async function reviewRecord(deps: ReviewDeps, task: TaskRow) {
     base: config.base,
     head: config.head,
     delivery: config.delivery,
+    origin: reviewOriginOf(task),
     reviewers: config.reviewers ? config.reviewers.map(toReviewerItem) : null,
     revision: task.revision,
     run: run ? deps.engine.receipt(run) : null,
@@ -237,11 +238,32 @@ export async function reviewRecord(deps: ReviewDeps, task: TaskRow) {
   };
 }
 
+/**
+ * Where a review came from: `api` (POST /reviews), `automatic` (a pull request trigger, a
+ * command or a re-run on the code host: input `automatic`) or `swarm` (a swarm's child).
+ */
+export const REVIEW_ORIGINS = ['api', 'automatic', 'swarm'] as const;
+export type ReviewOrigin = (typeof REVIEW_ORIGINS)[number];
+
+export function reviewOriginOf(task: Pick<TaskRow, 'input' | 'parentTaskId'>): ReviewOrigin {
+  if ((task.input as { automatic?: unknown }).automatic === true) return 'automatic';
+  return task.parentTaskId ? 'swarm' : 'api';
+}
+
+const isAutomatic = sql`coalesce(${tasks.input}->>'automatic', 'false') = 'true'`;
+const ORIGIN_FILTERS: Record<ReviewOrigin, SQL> = {
+  api: and(sql`not ${isAutomatic}`, isNull(tasks.parentTaskId)) as SQL,
+  automatic: isAutomatic,
+  swarm: and(sql`not ${isAutomatic}`, isNotNull(tasks.parentTaskId)) as SQL,
+};
+
 export async function listReviewTasks(
   deps: ReviewDeps,
   scope: Scope,
   limit: number,
   after: { createdAt: Date; id: string } | null,
+  /** Origins listed; the spec's list is the API-created reviews, so `['api']` unless asked. */
+  origins: readonly ReviewOrigin[] = ['api'],
 ) {
   return deps.db.orm
     .select()
@@ -251,6 +273,7 @@ export async function listReviewTasks(
         eq(tasks.workspaceId, scope.workspaceId),
         eq(tasks.projectId, scope.projectId),
         eq(tasks.kind, 'review'),
+        origins.length === REVIEW_ORIGINS.length ? undefined : or(...origins.map((o) => ORIGIN_FILTERS[o])),
         after
           ? or(
               lt(tasks.createdAt, after.createdAt),

@@ -166,4 +166,41 @@ describe('local host: the check of every pushed head concludes', () => {
     });
     expect(await reviewStatus(3)).toBe('skipped');
   });
+
+  it('GET /reviews lists the API-created reviews; automatic and swarm reviews only when asked', async () => {
+    const list = async (query = '') => {
+      const res = await t.app.inject({ method: 'GET', url: `/api/v1/reviews${query}`, headers });
+      expect(res.statusCode, res.body).toBe(200);
+      return res.json().data as { id: string; origin: string; pr: number | null }[];
+    };
+    expect(await list()).toEqual([]);
+    const automatic = await list('?origin=automatic');
+    expect(automatic.length).toBeGreaterThanOrEqual(2);
+    expect(automatic.every((r) => r.origin === 'automatic')).toBe(true);
+
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/reviews',
+      headers,
+      payload: { pr: 1, reviewers: ['security'] },
+    });
+    expect(created.statusCode, created.body).toBe(202);
+    const swarm = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/swarms',
+      headers,
+      payload: { goal: 'review_open_pull_requests', params: { reviewers: ['security'] } },
+    });
+    expect(swarm.statusCode, swarm.body).toBe(202);
+    await settleRuns(t, { ignoreKinds: ['check_deadline'], attempts: 1200 });
+
+    expect((await list()).map((r) => [r.id, r.origin])).toEqual([[created.json().id, 'api']]);
+    const children = await list('?origin=swarm');
+    expect(children.length).toBeGreaterThanOrEqual(1);
+    expect(children.every((r) => r.origin === 'swarm')).toBe(true);
+    const all = await list('?origin=all&limit=200');
+    expect(all).toHaveLength(1 + automatic.length + children.length);
+    const refused = await t.app.inject({ method: 'GET', url: '/api/v1/reviews?origin=robots', headers });
+    expect(refused.statusCode).toBe(400);
+  });
 });

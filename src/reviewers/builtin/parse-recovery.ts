@@ -52,6 +52,8 @@ export function errorRegions(root: SgRoot): LineRegion[] {
 
 /** A line that starts a top-level declaration or statement (not a closing bracket, not blank). */
 const STARTS_DECLARATION = /^[^\s})\]]/;
+/** Comment lines (JavaScript's, Java's, Go's; a block comment's inner lines) and blank lines. */
+const COMMENT_OR_BLANK = /^(\/\/|\/\*|\*)|^\s*$|^\s+\*/;
 /** Lines that belong to the declaration after them: comments and decorators. */
 const LEADS_INTO_NEXT = /^(\/\/|\/\*|\*|@|#)|^\s*$|^\s+\*/;
 
@@ -94,9 +96,12 @@ function setAside(napiLang: string, content: string, errors: readonly LineRegion
       errorRegions(parse(napiLang, lines.slice(piece.start, piece.end + 1).join('\n'))).length > 0,
   );
   if (failing.length === 0) return null;
-  // The blank lines after a declaration hold nothing to read: they are not counted as unread.
-  for (const piece of failing)
+  // The comments before a declaration and the blank lines after it read fine: they stay, and are
+  // not counted as unread.
+  for (const piece of failing) {
+    while (piece.start < piece.end && COMMENT_OR_BLANK.test(lines[piece.start] as string)) piece.start++;
     while (piece.end > piece.start && (lines[piece.end] as string).trim() === '') piece.end--;
+  }
   const root = parse(napiLang, blank(lines, failing));
   const where = failing.map((p) => (p.start === p.end ? `${p.start + 1}` : `${p.start + 1}-${p.end + 1}`));
   return {
@@ -129,12 +134,17 @@ export function recoverParse(
 ): Recovered | null {
   let best: Recovered | null = null;
   let bestLines = linesIn(errors);
-  const retries = [() => otherGrammar(napiLang, content), () => setAside(napiLang, content, errors)];
-  for (const retry of retries) {
+  // On a tie the declarations set aside win: their lines are exactly what failed, where an ERROR
+  // node may spill into the first line of the next function and drop a match there.
+  const retries = [
+    { retry: () => otherGrammar(napiLang, content), winsTie: false },
+    { retry: () => setAside(napiLang, content, errors), winsTie: true },
+  ];
+  for (const { retry, winsTie } of retries) {
     const candidate = retry();
     if (!candidate) continue;
     const unread = linesIn(candidate.errors);
-    if (unread < bestLines) {
+    if (unread < bestLines || (winsTie && unread === bestLines)) {
       best = candidate;
       bestLines = unread;
     }

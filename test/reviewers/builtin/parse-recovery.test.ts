@@ -126,6 +126,40 @@ describe('a module the TypeScript grammar derails on', () => {
   }
 });
 
+describe('a declaration set aside as large as the error it replaces', () => {
+  // The ERROR spans as many lines as the interface, but they are not the same lines: it starts
+  // inside the interface and swallows the function after it, whose call is no longer a call.
+  const text = [
+    "import { exec } from 'node:child_process';",
+    '',
+    '/** Runs a file. */',
+    'export interface Execa<O extends Options = Options> {',
+    '  (file: string, args?: readonly string[]): Promise<Result<O>>',
+    '  <N extends Options>(file: string, args: readonly string[], options: N): Promise<Result<N>>',
+    '  <N extends Options>(options: N): Execa<N>',
+    '}',
+    '',
+    "export function run(req: { query: { x: string } }) { exec('ls ' + req.query.x) }",
+    '',
+  ].join('\n');
+
+  it('wins the tie, keeping its doc comment read, so the function after it is matched', async () => {
+    const first = parse(Lang.TypeScript, text);
+    expect(first.root().findAll({ rule: { pattern: 'exec($A)' } })).toHaveLength(0);
+    const recovered = recoverParse(Lang.TypeScript, text, errorRegions(first));
+    // Lines 4-8 (1-based): the interface without its comment.
+    expect(recovered?.errors).toEqual([{ start: 3, end: 7 }]);
+    const security = await catalogSkill('security');
+    if (!security) throw new Error('no security skill');
+    const result = await runBuiltinSkill(
+      security,
+      [{ diff: snippetDiffFile('src/execa.ts', text), content: text }],
+      { reviewerId: 'security', signal: new AbortController().signal },
+    );
+    expect(result.findings.map((f) => `${f.line} ${f.rule}`)).toContain('10 security/command-injection');
+  });
+});
+
 describe('topLevelPieces', () => {
   it('starts a piece at each column-0 declaration, with its comments and decorators', () => {
     const text = [

@@ -88,6 +88,9 @@ function blank(lines: readonly string[], regions: readonly LineRegion[]): string
   return out.join('\n');
 }
 
+/** Declarations set aside named in the gap at most; the rest are counted. */
+const SHOWN_PIECES = 5;
+
 function setAside(napiLang: string, content: string, errors: readonly LineRegion[]): Recovered | null {
   const lines = content.split('\n');
   const failing = topLevelPieces(lines).filter(
@@ -103,7 +106,10 @@ function setAside(napiLang: string, content: string, errors: readonly LineRegion
     while (piece.end > piece.start && (lines[piece.end] as string).trim() === '') piece.end--;
   }
   const root = parse(napiLang, blank(lines, failing));
-  const where = failing.map((p) => (p.start === p.end ? `${p.start + 1}` : `${p.start + 1}-${p.end + 1}`));
+  const where = failing
+    .slice(0, SHOWN_PIECES)
+    .map((p) => (p.start === p.end ? `${p.start + 1}` : `${p.start + 1}-${p.end + 1}`));
+  if (failing.length > SHOWN_PIECES) where.push(`${failing.length - SHOWN_PIECES} more`);
   return {
     root,
     errors: [...failing, ...errorRegions(root)].sort((a, b) => a.start - b.start),

@@ -150,6 +150,7 @@ export function createEngine(
       announce: (review) => announceApiReview({ db, engine, codeHosts }, review),
     }),
   );
+  // Deadline runs queued before the DeadlineTimer kept deadlines (automation/deadline-timer.ts).
   engine.registerHandler('check_deadline', checkDeadlineHandler(codeHosts));
   engine.registerHandler('fix', fixHandler(codeHosts));
   engine.registerHandler('study', followedByScorecard(studyHandler, 'study', engine));

@@ -157,9 +157,10 @@ export function checkTargetOf(
 }
 
 /**
- * Puts a review task on its pull request head's check: `queued`, the pull request `planning`,
- * and the deadline as a run of its own, claimable when it falls due (durable, nothing held in
- * memory): when the review outlives it, the check completes "still reviewing".
+ * Puts a review task on its pull request head's check: `queued` with its deadline (persisted on
+ * the check row, nothing held in memory), and the pull request `planning`. When the review
+ * outlives the deadline, the serving process's DeadlineTimer completes the check "still
+ * reviewing" (deadline-timer.ts): a hard cap no queue of reviews can delay.
  */
 async function queueReviewCheck(
   deps: AutomationDeps,
@@ -177,14 +178,6 @@ async function queueReviewCheck(
   const deadlineAt = new Date(Date.now() + review.deadlineMs);
   await checkQueued(deps.db, review.host, target, deadlineAt, review.taskId);
   await setReviewStatus(deps.db, pr.id, 'planning');
-  await deps.engine.createTask({
-    workspaceId: project.workspaceId,
-    projectId: project.id,
-    kind: 'check_deadline',
-    title: `Deadline of the review of #${pr.number} at ${headSha.slice(0, 12)}`,
-    input: { pull_request_id: pr.id, head_sha: headSha, review_task_id: review.taskId },
-    availableAt: deadlineAt,
-  });
 }
 
 /**

@@ -5,6 +5,7 @@
  * period and hand the rest back as replacement runs.
  */
 import type { Logger } from 'pino';
+import { DeadlineTimer } from '../automation/deadline-timer';
 import { LocalWatcher, watchEnabled, watchIntervalMs } from '../automation/local-watch';
 import type { Config } from '../config';
 import { Worker } from '../engine/worker';
@@ -28,6 +29,8 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
   const worker = config.runWorker
     ? new Worker(services.engine, { concurrency: config.workerConcurrency })
     : null;
+  // With or without a worker: a review deadline is kept by the serving process, not a queue.
+  const deadlines = new DeadlineTimer(services, { logger });
   try {
     await app.listen({ host: config.host, port: config.port });
   } catch (error) {
@@ -50,6 +53,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
   }
   await worker?.start();
   watcher?.start();
+  deadlines.start();
   logger.info(
     {
       url: `http://${config.host}:${config.port}`,
@@ -68,6 +72,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
     logger.info({ signal }, 'shutting down');
     await app.close();
     await watcher?.stop();
+    await deadlines.stop();
     await worker?.drain(config.engine.shutdownGraceMs);
     await services.db.close();
     process.exit(0);

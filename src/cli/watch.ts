@@ -15,6 +15,7 @@ import { CliError, EXIT } from './exit-codes';
 export async function watchCommand(config: Config, logger: Logger): Promise<void> {
   // Loaded here, so `svc comment` (same module) never loads the service.
   const { LocalWatcher, watchIntervalMs } = await import('../automation/local-watch');
+  const { DeadlineTimer } = await import('../automation/deadline-timer');
   const { Worker } = await import('../engine/worker');
   const { expireLeasesOfDeadProcesses } = await import('../engine/sweeper');
   const { createEngine } = await import('../main');
@@ -27,8 +28,11 @@ export async function watchCommand(config: Config, logger: Logger): Promise<void
   const { engine, codeHosts } = createEngine(config, db, logger);
   const watcher = new LocalWatcher({ db, engine, codeHosts }, { logger, intervalMs });
   const worker = config.runWorker ? new Worker(engine, { concurrency: config.workerConcurrency }) : null;
+  // Review deadlines are kept here too: svc watch is the local host's serving process.
+  const deadlines = new DeadlineTimer({ db, codeHosts }, { logger });
   await worker?.start();
   watcher.start();
+  deadlines.start();
   logger.info({ repos: config.reposDir, intervalMs, worker: worker?.id ?? 'none' }, 'svc watching');
 
   await new Promise<void>((resolve) => {
@@ -39,6 +43,7 @@ export async function watchCommand(config: Config, logger: Logger): Promise<void
       logger.info({ signal }, 'stopping the watcher');
       watcher
         .stop()
+        .then(() => deadlines.stop())
         .then(() => worker?.drain(config.engine.shutdownGraceMs))
         .catch((error) => logger.error({ err: error }, 'stopping failed; the sweeper ends what is left'))
         .finally(resolve);

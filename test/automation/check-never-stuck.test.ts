@@ -1,6 +1,6 @@
 /**
  * A `Service / Review` check never waits on a run that will not report: an API-created review
- * delivered to the code host gets its check queued with a deadline run, like an automatic one —
+ * delivered to the code host gets its check queued with its deadline, like an automatic one —
  * as its run's first step, before the run reports in progress (the acknowledgement asks the code
  * host nothing) — and a review no worker picks up is ended by the sweeper and its check
  * completed skipped, naming why.
@@ -12,7 +12,7 @@ import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { SKIPPED_ERRORED_TITLE } from '../../src/core/checks';
 import { Sweeper } from '../../src/engine/sweeper';
 import { Worker } from '../../src/engine/worker';
-import { pullRequests, tasks } from '../../src/storage/schema';
+import { checkRuns, pullRequests } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 
@@ -53,7 +53,7 @@ describe('a check never stuck', () => {
   const checks = () => host.localRecords<CheckRecord>('acme/api', 'checks');
   const latestCheck = async () => (await checks()).at(-1);
 
-  it('queues the check of an API review delivered to the code host, with its deadline run, before it reviews', async () => {
+  it('queues the check of an API review delivered to the code host, with its deadline, before it reviews', async () => {
     const res = await t.app.inject({
       method: 'POST',
       url: '/api/v1/reviews',
@@ -81,8 +81,10 @@ describe('a check never stuck', () => {
     expect(new Set(states.map((c) => c.id)).size).toBe(1);
     expect(states.map((c) => c.status)).toEqual(['queued', 'in_progress', 'completed']);
     expect(states[0]).toMatchObject({ title: 'Queued for review' });
-    const deadline = (await t.services.db.orm.select().from(tasks)).find((x) => x.kind === 'check_deadline');
-    expect(deadline?.input).toMatchObject({ head_sha: head, review_task_id: res.json().id });
+    // The deadline is persisted on the check, for the serving process's timer (deadline-timer.ts).
+    const [row] = await t.services.db.orm.select().from(checkRuns).where(eq(checkRuns.headSha, head));
+    expect(row?.deadlineAt).toBeInstanceOf(Date);
+    expect(row?.reviewTaskId).toBe(res.json().id);
     const [pr] = await t.services.db.orm.select().from(pullRequests).where(eq(pullRequests.number, 1));
     expect(pr?.reviewStatus).toBe('reviewed');
   });

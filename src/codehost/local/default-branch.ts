@@ -55,15 +55,16 @@ export const DECLARE_DEFAULT_BRANCH =
 
 /**
  * The repository's declared default branch, or null when nothing names an existing one.
- * `configured` is the project's setting, when it has one. Four git processes, run at once.
+ * `configured` is the project's setting, when it has one. Three git processes, run at once.
  */
 export async function resolveDefaultBranch(
   dir: string,
   configured: string | null = null,
 ): Promise<DefaultBranch | null> {
-  const [bare, head, initDefault, listing] = await Promise.all([
-    git(dir, ['rev-parse', '--is-bare-repository']),
-    gitOrNull(dir, ['symbolic-ref', '-q', 'HEAD']),
+  const [facts, initDefault, listing] = await Promise.all([
+    // One process for both: whether the repository is bare, and the branch HEAD names. It fails
+    // when HEAD names a branch with no commit yet, which declares nothing either.
+    gitOrNull(dir, ['rev-parse', '--is-bare-repository', '--symbolic-full-name', 'HEAD']),
     gitOrNull(dir, ['config', '--get', 'init.defaultBranch']),
     git(dir, [
       'for-each-ref',
@@ -72,6 +73,7 @@ export async function resolveDefaultBranch(
       'refs/remotes/origin/',
     ]),
   ]);
+  const [bare, head] = (facts ?? '').split('\n');
   const tips = new Map<string, string>();
   let originHead: string | null = null;
   for (const line of listing.split('\n')) {
@@ -93,7 +95,7 @@ export async function resolveDefaultBranch(
   const headBranch = head?.trim().match(/^refs\/heads\/(.+)$/)?.[1] ?? null;
   return (
     named(configured, 'project_setting') ??
-    (bare.trim() === 'true' ? named(headBranch, 'bare_head') : null) ??
+    (bare?.trim() === 'true' ? named(headBranch, 'bare_head') : null) ??
     (originHead ? found(originHead, originHead.slice('refs/remotes/origin/'.length), 'origin_head') : null) ??
     named(initDefault?.trim(), 'init_default_branch') ??
     named('main', 'main_or_master') ??

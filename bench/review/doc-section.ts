@@ -6,7 +6,16 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
-const ORDER = ['api', 'start', 'review', 'webhook-flood', 'webhook-acks', 'slow-clients', 'soak'] as const;
+const ORDER = [
+  'api',
+  'start',
+  'review',
+  'webhook-flood',
+  'webhook-acks',
+  'slow-clients',
+  'soak',
+  'deadlines',
+] as const;
 export type SectionName = (typeof ORDER)[number];
 
 const open = (name: string) => `<!-- bench:${name} -->`;

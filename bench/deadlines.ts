@@ -10,7 +10,7 @@
  * Two ways of keeping the deadline, in turn on fresh embedded databases: the serving process's
  * timer (deadline-timer.ts, what svc does) and, for comparison, the former deadline run queued
  * behind the reviews (`check_deadline`, watched for BENCH_DEADLINE_QUEUED_WAIT_MS, 60 s).
- * Written to the deadlines section of docs/benchmarks.md; `node bin/run-ts.mjs bench/deadlines.ts`.
+ * Written to the deadlines section of docs/benchmarks.md; `npm run bench:deadlines`.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

@@ -8,14 +8,17 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { eq } from 'drizzle-orm';
+import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DeadlineTimer } from '../../src/automation/deadline-timer';
 import {
   SKIPPED_FILTERED_TITLE,
   SKIPPED_PROJECT_OFF_TITLE,
   SKIPPED_PULL_REQUEST_OFF_TITLE,
+  STILL_REVIEWING_TITLE,
 } from '../../src/core/checks';
 import { Worker } from '../../src/engine/worker';
-import { pullRequests, tasks, webhookDeliveries } from '../../src/storage/schema';
+import { checkRuns, pullRequests, tasks, webhookDeliveries } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { GitHubDouble } from '../helpers/github-double';
@@ -266,6 +269,36 @@ describe('GitHub: the check of every pushed head concludes', () => {
     expect((await send('issue_comment', commentPayload(1, '@service review on')))?.status).toBe('processed');
     expect(checkOf(sha('feature'))).toMatchObject({ status: 'completed', conclusion: 'action_required' });
     expect(await reviewStatus(1)).toBe('reviewed');
+  });
+
+  it('the deadline timer concludes an overdue check on GitHub, and retries when GitHub refuses', async () => {
+    const head = sha('feature');
+    const check = checkOf(head);
+    // The check of pull request 1's head as if its review were still queued and its deadline past.
+    await t.services.db.orm
+      .update(checkRuns)
+      .set({
+        status: 'queued',
+        conclusion: null,
+        title: 'Queued for review',
+        deadlineAt: new Date(Date.now() - 1_000),
+      })
+      .where(eq(checkRuns.headSha, head));
+    const timer = new DeadlineTimer(t.services, { logger: pino({ level: 'silent' }) });
+    let refusing = true;
+    double.failNext(100, {
+      status: 502,
+      message: 'Bad gateway',
+      match: (r: { method: string; path: string }) =>
+        refusing && r.method === 'PATCH' && /check-runs/.test(r.path),
+    } as never);
+    expect(await timer.tick()).toBe(0);
+    expect(check?.output?.title).not.toBe(STILL_REVIEWING_TITLE);
+    refusing = false;
+    expect(await timer.tick()).toBe(1);
+    expect(check).toMatchObject({ status: 'completed', conclusion: 'neutral' });
+    expect(check?.output?.title).toBe(STILL_REVIEWING_TITLE);
+    expect(await timer.tick()).toBe(0);
   });
 
   it('a paused project: the check completes skipped, naming the brake', async () => {

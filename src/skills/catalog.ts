@@ -55,9 +55,13 @@ export interface SkillRule {
   /**
    * Report only when the value bound to metavariable `value` is not constant within its function
    * (see reviewers/builtin/flow); with `text`, only when the value's known text also matches that
-   * regular expression (case-insensitive), e.g. a SQL statement rather than a cache key.
+   * regular expression (case-insensitive), e.g. a SQL statement rather than a cache key. With
+   * `unless_bound_by` (calls, `pkg.Func`), a variable its function binds anywhere from one of
+   * those calls (`git, err := exec.LookPath("git")`) is not reported: the host chose it. Only the
+   * Go adapter reads `unless_bound_by` (from its per-parse index, so the check stays linear in a
+   * file's sinks); the catalog rejects it on rules of other languages.
    */
-  flow?: { value: string; text?: string };
+  flow?: { value: string; text?: string; unlessBoundBy?: string[] };
   /**
    * A regular expression a file must contain a match of for the rule to run there: the names of
    * its sinks (`\\b(exec|spawn)\\w*\\(`). ast-grep compiles a rule on every search, about a
@@ -304,6 +308,8 @@ function toRule(
         : raw.production_only === true || fail(where, 'production_only must be true or false'),
   };
   if (raw.flow !== undefined) rule.flow = toFlow(raw.flow, where, fail);
+  if (rule.flow?.unlessBoundBy && rule.languages.some((l) => l !== 'go'))
+    return fail(where, 'flow.unless_bound_by is read by the Go flow adapter only: language must be go');
   if (raw.prefilter !== undefined) rule.prefilter = toPrefilter(raw.prefilter, where, fail);
   if (raw.runtime !== undefined) rule.runtime = toRuntime(raw.runtime, where, fail);
   const constraints = optionalRecord('constraints');
@@ -320,15 +326,26 @@ function toRule(
 function toFlow(raw: unknown, where: string, fail: (file: string, problem: string) => never) {
   if (!isRecord(raw) || typeof raw.value !== 'string' || !/^[A-Z_][A-Z0-9_]*$/.test(raw.value))
     return fail(where, 'flow.value must name a metavariable (e.g. SQL for $SQL)');
-  if (raw.text === undefined) return { value: raw.value };
-  if (typeof raw.text !== 'string') return fail(where, 'flow.text must be a regular expression');
-  try {
-    new RegExp(raw.text, 'i');
-  } catch (error) {
-    return fail(where, `flow.text is not a regular expression: ${(error as Error).message}`);
+  const flow: NonNullable<SkillRule['flow']> = { value: raw.value };
+  if (raw.text !== undefined) {
+    if (typeof raw.text !== 'string') return fail(where, 'flow.text must be a regular expression');
+    try {
+      new RegExp(raw.text, 'i');
+    } catch (error) {
+      return fail(where, `flow.text is not a regular expression: ${(error as Error).message}`);
+    }
+    flow.text = raw.text;
   }
-  return { value: raw.value, text: raw.text };
+  if (raw.unless_bound_by !== undefined) {
+    const callees = stringList(raw.unless_bound_by);
+    if (!callees || callees.length === 0 || !callees.every((c) => CALLEE.test(c)))
+      return fail(where, 'flow.unless_bound_by must list calls as pkg.Func (e.g. exec.LookPath)');
+    flow.unlessBoundBy = callees;
+  }
+  return flow;
 }
+
+const CALLEE = /^([A-Za-z_][A-Za-z0-9_]*\.)?[A-Za-z_][A-Za-z0-9_]*$/;
 
 const RUNTIME_VERSION = /^\d+(\.\d+){0,2}$/;
 

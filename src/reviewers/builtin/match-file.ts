@@ -9,7 +9,7 @@ import type { FindingDraft } from '../../core/review';
 import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { SkillRule } from '../../skills/catalog';
 import { findAllSliced } from './find-sliced';
-import { prepareFlow, shapeOf } from './flow';
+import { boundBy, prepareFlow, shapeOf } from './flow';
 import { type ParsedFile, parseErrors } from './languages';
 import { linesIn } from './parse-recovery';
 import { matchKey } from './preexisting';
@@ -24,6 +24,8 @@ export interface CompiledRule {
   flowText: RegExp | null;
   /** The rule's `prefilter`, compiled: a file without a match cannot hold a finding. */
   prefilter: RegExp | null;
+  /** The rule's `flow.unless_bound_by`, as a set. */
+  unlessBoundBy: ReadonlySet<string> | null;
 }
 
 /** A skill's rule as the matcher runs it (ast-grep's config, the regular expressions compiled). */
@@ -39,6 +41,7 @@ export function compileRule(skillId: string, rule: SkillRule): CompiledRule {
     config,
     flowText: rule.flow?.text ? new RegExp(rule.flow.text, 'i') : null,
     prefilter: rule.prefilter ? new RegExp(rule.prefilter) : null,
+    unlessBoundBy: rule.flow?.unlessBoundBy ? new Set(rule.flow.unlessBoundBy) : null,
   };
 }
 
@@ -182,6 +185,7 @@ function lineCount(root: SgNode): number {
  * A rule with `flow` reports only when the value bound to its metavariable is not constant within
  * its function (and, with `flow.text`, when the value's known text matches). A rule whose pattern
  * did not bind the metavariable on this match reports nothing: the rule says what must be checked.
+ * With `flow.unless_bound_by`, a variable bound from one of those calls is not reported either.
  */
 function flowReaches(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): boolean {
   const flow = compiled.rule.flow;
@@ -190,5 +194,7 @@ function flowReaches(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): 
   if (!value) return false;
   const shape = shapeOf(parsed.language, value, parsed);
   if (shape.constant) return false;
+  // `git, err := exec.LookPath("git")`: a program the host found, whatever else is assigned.
+  if (compiled.unlessBoundBy && boundBy(parsed.language, value, compiled.unlessBoundBy, parsed)) return false;
   return compiled.flowText === null || compiled.flowText.test(shape.text);
 }

@@ -2,8 +2,9 @@
 import { parse } from '@ast-grep/napi';
 import { describe, expect, it } from 'vitest';
 import { goFlow } from '../../../src/reviewers/builtin/flow/go';
-import { DYNAMIC } from '../../../src/reviewers/builtin/flow/types';
+import { DYNAMIC, resolutionWork } from '../../../src/reviewers/builtin/flow/types';
 import { napiLanguage } from '../../../src/reviewers/builtin/languages';
+import { skillFromFiles } from '../../../src/skills/catalog';
 
 /** The shape of the argument of the `nth` call `sink(x)` (0-based) in `code`. */
 function sinkShape(code: string, nth = 0) {
@@ -264,5 +265,103 @@ describe('go flow: builders', () => {
       'data any',
     );
     expect(sinkShape(handed).constant).toBe(false);
+  });
+});
+
+describe('go flow: variables bound by a lookup (flow.unless_bound_by)', () => {
+  const LOOKUPS = new Set(['exec.LookPath', 'os.Executable', 'os.Getenv', 'os.LookupEnv']);
+  /** Whether the argument of the `nth` `sink(x)` in `code` is bound by one of LOOKUPS. */
+  function bound(code: string, nth = 0, parse_: object | undefined = undefined) {
+    const root = parse(napiLanguage('go'), code).root();
+    const value = root.findAll({ rule: { pattern: 'sink($X)' } })[nth]?.getMatch('X');
+    if (!value) throw new Error(`no sink #${nth} in snippet`);
+    return goFlow.boundBy?.(value, LOOKUPS, parse_);
+  }
+
+  it('finds a lookup bound anywhere in the declaring function, whatever else is assigned', () => {
+    expect(bound(inFunc('\tgit, err := exec.LookPath("git")\n\t_ = err\n\tsink(git)'))).toBe(true);
+    expect(
+      bound(
+        inFunc('\tvar git string\n\tif ok {\n\t\tgit, _ = exec.LookPath("git")\n\t}\n\tsink(git)', 'ok bool'),
+      ),
+    ).toBe(true);
+    expect(
+      bound(
+        inFunc(
+          '\teditor := os.Getenv("EDITOR")\n\tif editor == "" {\n\t\teditor = r.Form.Get("e")\n\t}\n\tsink(editor)',
+        ),
+      ),
+    ).toBe(true);
+    expect(
+      bound(inFunc('\tshell, ok := os.LookupEnv("SHELL")\n\t_ = ok\n\tgo func() { sink(shell) }()')),
+    ).toBe(true);
+    expect(bound('package p\n\nvar self, _ = os.Executable()\n\nfunc f() {\n\tsink(self)\n}\n')).toBe(true);
+  });
+
+  it('does not count other calls, other names, a closure of its own or a value that is not a name', () => {
+    expect(bound(inFunc('\ttool := r.FormValue("tool")\n\tsink(tool)'))).toBe(false);
+    expect(
+      bound(inFunc('\tgit, _ := exec.LookPath("git")\n\ttool := git + x\n\tsink(tool)', 'x string')),
+    ).toBe(false);
+    expect(
+      bound(
+        inFunc(
+          '\tgo func() {\n\t\tgit, _ := exec.LookPath("git")\n\t\t_ = git\n\t}()\n\tgit := r.FormValue("x")\n\tsink(git)',
+        ),
+      ),
+    ).toBe(false);
+    // `err` is the second result, not the found path; `+=` appends to it.
+    expect(bound(inFunc('\t_, err := exec.LookPath("git")\n\tsink(err)'))).toBe(false);
+    expect(bound(inFunc('\tp := "x"\n\tp += os.Getenv("P")\n\tsink(p)'))).toBe(false);
+    expect(bound(inFunc('\tsink(parts[0])', 'parts []string'))).toBe(false);
+  });
+
+  it('does work per question that does not grow with the sinks of a function', () => {
+    const visits = (n: number) => {
+      const lines = ['\tprog := parts[0]', '\tgit, _ := exec.LookPath("git")'];
+      for (let i = 0; i < n; i++) lines.push(`\tsink(prog)\n\tsink(git)\n\tprog = parts[${i % 3}]`);
+      const code = inFunc(lines.join('\n'), 'parts []string');
+      const root = parse(napiLanguage('go'), code).root();
+      const values = root.findAll({ rule: { pattern: 'sink($X)' } }).map((c) => c.getMatch('X'));
+      const memo = {};
+      const before = resolutionWork.visits;
+      const answers = values.map((v) => (v ? goFlow.boundBy?.(v, LOOKUPS, memo) : undefined));
+      expect(answers.filter((a) => a === true)).toHaveLength(n);
+      expect(answers.filter((a) => a === false)).toHaveLength(n);
+      return resolutionWork.visits - before;
+    };
+    const small = visits(200);
+    const large = visits(400);
+    expect(small).toBeGreaterThan(200);
+    // Searching the function from each sink would be 4x; answering from the index is 2x.
+    expect(large).toBeLessThanOrEqual(2.2 * small);
+  });
+});
+
+describe('the flow.unless_bound_by key of a rule file', () => {
+  const manifest =
+    '---\nid: house\ntitle: House\ndescription: House rules.\nlanguages: [go, python]\n---\nHouse rules.\n';
+  const rule = (language: string, boundBy: string) =>
+    [
+      'id: chosen-program',
+      `language: ${language}`,
+      'severity: P0',
+      'message: program',
+      'note: Choose the program from a fixed set.',
+      `flow: { value: PROG, unless_bound_by: ${boundBy} }`,
+      'rule: { pattern: exec.Command($PROG) }',
+    ].join('\n');
+  const house = (language: string, boundBy: string) =>
+    skillFromFiles('house', { 'SKILL.md': manifest, 'rules/chosen-program.yml': rule(language, boundBy) });
+
+  it('is read into the rule', async () => {
+    const skill = await house('go', '[exec.LookPath, os.Getenv]');
+    expect(skill.rules[0]?.flow).toEqual({ value: 'PROG', unlessBoundBy: ['exec.LookPath', 'os.Getenv'] });
+  });
+
+  it('names calls, and only on Go rules (no other adapter reads it)', async () => {
+    await expect(house('go', '[]')).rejects.toThrow(/flow.unless_bound_by must list calls/);
+    await expect(house('go', "['exec.LookPath()']")).rejects.toThrow(/flow.unless_bound_by must list calls/);
+    await expect(house('python', '[os.getenv]')).rejects.toThrow(/language must be go/);
   });
 });

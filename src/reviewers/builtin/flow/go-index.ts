@@ -47,6 +47,11 @@ export interface ParseMemo {
    * or shallower.
    */
   resolved: Map<string, { shape: ValueShape; depth: number }>;
+  /**
+   * For `<callees>\n<name>`: the ids of the scopes whose variable `name` is bound from a call to
+   * one of the callees (flow/go.ts `boundBy`).
+   */
+  boundBy: Map<string, Set<number>>;
 }
 
 const memoByParse = new WeakMap<object, ParseMemo>();
@@ -55,7 +60,7 @@ const memoByParse = new WeakMap<object, ParseMemo>();
 export function memoFor(parse: object | undefined): ParseMemo {
   let memo = parse ? memoByParse.get(parse) : undefined;
   if (!memo) {
-    memo = { identifiers: null, names: new Map(), resolved: new Map() };
+    memo = { identifiers: null, names: new Map(), resolved: new Map(), boundBy: new Map() };
     if (parse) memoByParse.set(parse, memo);
   }
   return memo;
@@ -149,7 +154,7 @@ export function writesIn(scope: SgNode, names: NameIndex): Role[] {
 }
 
 /** The scope an occurrence's variable belongs to: its own function for a declaration, else where the name is declared. */
-function ownerScope(occurrence: SgNode, role: Role, names: NameIndex): SgNode | null {
+export function ownerScope(occurrence: SgNode, role: Role, names: NameIndex): SgNode | null {
   const own = innermostFunction(occurrence);
   if ((role.kind === 'parameter' || role.kind === 'declare') && own) return own;
   // A top-level declaration: the file's variable.

@@ -19,6 +19,7 @@ import {
   memoFor,
   nameIndex,
   occurrencesWithin,
+  ownerScope,
   type ParseMemo,
   prepareIndex,
   type Role,
@@ -118,6 +119,8 @@ export const goFlow: FlowLanguage = {
     shapeOf(node, { depth: 0, resolving: new Set(), memo: memoFor(parse), cutoffs: { count: 0 } }),
   prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
     prepareIndex(root, memoFor(parse), yieldNow),
+  boundBy: (node: SgNode, callees: ReadonlySet<string>, parse?: object) =>
+    boundBy(node, callees, memoFor(parse)),
 };
 
 function shapeOf(node: SgNode, walk: Walk): ValueShape {
@@ -443,6 +446,72 @@ function resolveName(use: SgNode, walk: Walk): ValueShape {
       return ALL_CAPS.test(name) ? constantShape(name) : dynamicShape();
     return combine(roles, { ...walk, resolving });
   });
+}
+
+/**
+ * Whether the variable `use` reads is bound, anywhere in the scope that declares it, from a call
+ * to one of `callees`: `git, err := exec.LookPath("git")`, `git, err = exec.LookPath("git")`,
+ * `editor := os.Getenv("EDITOR")`, `var self, _ = os.Executable()`, whatever else is assigned to
+ * it. The scopes binding a name so are found once per name and parse (one pass over the name's
+ * writes), so each question costs a walk up the functions around `use`.
+ */
+function boundBy(use: SgNode, callees: ReadonlySet<string>, memo: ParseMemo): boolean {
+  if (use.kind() !== 'identifier') return false;
+  const name = use.text();
+  if (name === '_') return false;
+  const names = nameIndex(name, use, memo);
+  const scope = declaringScope(use, names);
+  if (!scope) return false;
+  const key = `${[...callees].join(',')}\n${name}`;
+  let scopes = memo.boundBy.get(key);
+  if (!scopes) {
+    const found = new Set<number>();
+    names.occurrences.forEach((occurrence, i) => {
+      const role = names.roles[i] as Role;
+      if (role.kind !== 'declare' && role.kind !== 'assign') return;
+      resolutionWork.visits++;
+      const fn = producingCall(occurrence)?.field('function');
+      const callee = fn ? calleeName(fn) : null;
+      if (callee === null || !callees.has(callee)) return;
+      const owner = ownerScope(occurrence, role, names);
+      if (owner) found.add(owner.id());
+    });
+    scopes = found;
+    memo.boundBy.set(key, scopes);
+  }
+  return scopes.has(scope.id());
+}
+
+/**
+ * The call whose (first) result an `x := f()`, `x, err = f()` or `var x, y = f()` binds to the
+ * name at `occurrence` (the value paired with it, or the one call of several results for the
+ * first name), or null.
+ */
+function producingCall(occurrence: SgNode): SgNode | null {
+  const parent = occurrence.parent();
+  let lefts: SgNode[];
+  let rights: SgNode[];
+  if (parent?.kind() === 'expression_list') {
+    const statement = parent.parent();
+    if (statement?.field('left')?.id() !== parent.id()) return null;
+    if (statement.kind() === 'assignment_statement') {
+      if (statement.field('operator')?.text() !== '=') return null;
+    } else if (statement.kind() !== 'short_var_declaration') return null;
+    lefts = parent.namedChildren();
+    rights = statement.field('right')?.namedChildren() ?? [];
+  } else if (parent?.kind() === 'var_spec') {
+    lefts = parent.children().filter((c) => c.kind() === 'identifier');
+    rights = parent.field('value')?.namedChildren() ?? [];
+  } else return null;
+  const index = lefts.findIndex((n) => n.id() === occurrence.id());
+  if (index < 0) return null;
+  const value =
+    rights.length === lefts.length
+      ? rights[index]
+      : rights.length === 1 && index === 0
+        ? rights[0]
+        : undefined;
+  return value?.kind() === 'call_expression' ? value : null;
 }
 
 /** Constant when every assignment is; text: the first value's text plus what `+=` appends. */

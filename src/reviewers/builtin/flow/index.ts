@@ -27,6 +27,16 @@ export function shapeOf(language: RuleLanguage, node: SgNode, parse?: object): V
   return adapter ? adapter.shapeOf(node, parse) : dynamicShape(node.text());
 }
 
+/** Whether `node` is a variable bound from a call to one of `callees` (FlowLanguage.boundBy). */
+export function boundBy(
+  language: RuleLanguage,
+  node: SgNode,
+  callees: ReadonlySet<string>,
+  parse?: object,
+): boolean {
+  return ADAPTERS[language]?.boundBy?.(node, callees, parse) ?? false;
+}
+
 /** The adapter's `prepare` steps for one parse (nothing for a language that needs none). */
 export function* prepareFlow(
   language: RuleLanguage,

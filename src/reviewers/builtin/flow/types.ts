@@ -46,6 +46,13 @@ export interface FlowLanguage {
    * adapter that needs it and was not prepared does the same work at once on its first question.
    */
   prepare?(root: SgNode, parse: object, yieldNow: () => boolean): Steps<void>;
+  /**
+   * True when `node` is a variable its function (or the file) binds, somewhere, from a call to one
+   * of `callees` (`pkg.Func`): `git, err := exec.LookPath("git")` for `exec.LookPath`. A rule's
+   * `flow.unless_bound_by` asks it. Answered from the parse's index, so a file of thousands of
+   * sinks asks it in linear time. Optional: an adapter without it answers false.
+   */
+  boundBy?(node: SgNode, callees: ReadonlySet<string>, parse?: object): boolean;
 }
 
 /**

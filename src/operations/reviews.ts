@@ -269,7 +269,8 @@ export const operations: Operation[] = [
     tool: 'reviews_list',
     method: 'GET',
     path: '/api/v1/reviews',
-    summary: "List the project's API-created reviews, newest first; `origin` lists automatic or swarm reviews instead, or all.",
+    summary:
+      "List the project's API-created reviews, newest first; `origin` lists automatic or swarm reviews instead, or all.",
     scope: 'project',
     query: reviewsListQuery,
     response: listOf(review),

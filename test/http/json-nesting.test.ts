@@ -36,7 +36,8 @@ describe('deep JSON over HTTP', () => {
   });
   afterAll(() => t.close());
 
-  const deliveries = async () => (await t.services.db.orm.select({ n: count() }).from(webhookDeliveries))[0]?.n;
+  const deliveries = async () =>
+    (await t.services.db.orm.select({ n: count() }).from(webhookDeliveries))[0]?.n;
 
   it('refuses a validly signed delivery nested 10,000 levels deep with 400 validation_failed', async () => {
     const before = await deliveries();

@@ -448,6 +448,9 @@ describe('webhook processing', () => {
         event: 'installation',
         payload: { action: 'suspend', installation: { id: 77 } },
       });
+      // The suspension is applied by its own run: finish it before the next delivery is judged
+      // (under load the two runs could otherwise be taken in either order).
+      await processAll(t.services);
       expect(await outcome(await send(checkRun))).toMatchObject({
         status: 'ignored',
         reason: 'installation 77 is suspended',

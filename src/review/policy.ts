@@ -7,10 +7,14 @@
 
 import { runCooperatively, runToEnd, type Steps, slicer } from '../core/cooperative';
 import {
+  declaredLanguageOf,
   type FileRole,
   type GitAttributeRule,
   isForeignCode,
+  type LanguageAttributeRule,
+  outputDirsOf,
   parseGitAttributes,
+  parseLanguageAttributes,
   roleOfPath,
 } from '../core/file-roles';
 import { matchesGlob } from '../core/globs';
@@ -22,16 +26,23 @@ import type { MergedFinding } from './merge';
 import { parseRepoConfig, REPO_CONFIG_PATH, type RepoConfig, ruleSetting } from './repo-config';
 
 export const GIT_ATTRIBUTES_PATH = '.gitattributes';
+/** Root manifests naming the directories the repository builds into (core/file-roles.ts `outputDirsOf`). */
+const PACKAGE_JSON_PATH = 'package.json';
+const TSCONFIG_PATH = 'tsconfig.json';
 
 export interface RepositoryContext {
   config: RepoConfig;
   attributes: GitAttributeRule[];
+  /** `.gitattributes` `linguist-language` lines: the language rules read a file in. */
+  languages?: LanguageAttributeRule[];
+  /** Directories the root package.json / tsconfig.json build into: their JavaScript is generated. */
+  outputDirs?: string[];
   /** Shortfalls in reading it (an invalid `.svc.yml`), reported as the review's gaps. */
   gaps: Gap[];
 }
 
 /** The files the context is read from, at the reviewed head. */
-export const CONTEXT_PATHS = [REPO_CONFIG_PATH, GIT_ATTRIBUTES_PATH];
+export const CONTEXT_PATHS = [REPO_CONFIG_PATH, GIT_ATTRIBUTES_PATH, PACKAGE_JSON_PATH, TSCONFIG_PATH];
 
 /** Builds the context from the texts of CONTEXT_PATHS (null or missing: the file is absent). */
 export function repositoryContext(texts: ReadonlyMap<string, string | null>): RepositoryContext {
@@ -44,9 +55,15 @@ export function repositoryContext(texts: ReadonlyMap<string, string | null>): Re
         },
       ]
     : [];
+  const attributes = texts.get(GIT_ATTRIBUTES_PATH) ?? '';
   return {
     config: parsed.config,
-    attributes: parseGitAttributes(texts.get(GIT_ATTRIBUTES_PATH) ?? ''),
+    attributes: parseGitAttributes(attributes),
+    languages: parseLanguageAttributes(attributes),
+    outputDirs: outputDirsOf({
+      packageJson: texts.get(PACKAGE_JSON_PATH) ?? null,
+      tsconfig: texts.get(TSCONFIG_PATH) ?? null,
+    }),
     gaps,
   };
 }
@@ -75,16 +92,24 @@ export function withDeclaredRoles(
 
 /**
  * The files reviewers are given: paths the repository excludes are dropped, every other file
- * carries its role (which rules run on it and how severe a finding there can be).
+ * carries its role (which rules run on it and how severe a finding there can be) and the language
+ * `.gitattributes` gives it, if any (`linguist-language`: the grammar rules read it in).
  */
 export function prepareFiles(files: ReviewFile[], context: RepositoryContext): ReviewFile[] {
   const { exclude, tests } = context.config.paths;
+  const languages = context.languages ?? [];
   return files
     .filter((f) => !exclude.some((g) => matchesGlob(f.diff.path, g)))
-    .map((f) => ({
-      ...f,
-      role: roleOfPath(f.diff.path, { testGlobs: tests, attributes: context.attributes, content: f.content }),
-    }));
+    .map((f) => {
+      const role = roleOfPath(f.diff.path, {
+        testGlobs: tests,
+        attributes: context.attributes,
+        content: f.content,
+        outputDirs: context.outputDirs,
+      });
+      const language = languages.length > 0 ? declaredLanguageOf(f.diff.path, languages) : undefined;
+      return language === undefined ? { ...f, role } : { ...f, role, declaredLanguage: language };
+    });
 }
 
 /** Credentials leak from any file, so secrets keep their severity in every role. */

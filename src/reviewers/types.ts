@@ -15,6 +15,12 @@ export interface ReviewFile {
   content: string | null;
   /** What the file is for (tests, docs, generated, ...); omitted: production code. */
   role?: FileRole;
+  /**
+   * The language `.gitattributes` gives the file (`linguist-language=<name>`, lower-cased): rules
+   * read it in that language's grammar, or not at all when no rule language is it; omitted: by
+   * its extension.
+   */
+  declaredLanguage?: string;
 }
 
 /**

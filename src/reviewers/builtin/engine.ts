@@ -203,7 +203,7 @@ export async function runBuiltinSkill(
     const keys = new Map<FindingDraft, string>();
     const touched: Touched<CompiledRule>[] = [];
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
-      const language = ruleLanguageOf(file.diff.path);
+      const language = ruleLanguageOf(file.diff.path, file.declaredLanguage);
       if (!language) return;
       const role = file.role ?? 'production';
       // Generated and vendored code was not written in this change: only secrets are looked for.

@@ -34,11 +34,36 @@ const BY_EXTENSION: Record<string, RuleLanguage> = {
   java: 'java',
 };
 
-/** The grammar a path is parsed with, by extension; null when no rule language covers it. */
-export function ruleLanguageOf(path: string): RuleLanguage | null {
+/** Linguist's names and aliases of the rule languages (`linguist-language=<name>`, lower-cased). */
+const BY_LINGUIST_NAME: Record<string, RuleLanguage> = {
+  javascript: 'javascript',
+  js: 'javascript',
+  node: 'javascript',
+  jsx: 'javascript',
+  typescript: 'typescript',
+  ts: 'typescript',
+  tsx: 'tsx',
+  python: 'python',
+  python3: 'python',
+  py: 'python',
+  go: 'go',
+  golang: 'go',
+  java: 'java',
+};
+
+/**
+ * The grammar a path is parsed with: the language `.gitattributes` declares for it
+ * (`linguist-language`, ReviewFile.declaredLanguage) when given, else by extension; null when no
+ * rule language covers it (a declared language no rule reads, such as `c++` or `text`, included).
+ * TypeScript declared on a `.tsx` file is read with the TSX grammar, which JSX needs.
+ */
+export function ruleLanguageOf(path: string, declared?: string): RuleLanguage | null {
   const dot = path.lastIndexOf('.');
-  if (dot < 0 || dot < path.lastIndexOf('/')) return null;
-  return BY_EXTENSION[path.slice(dot + 1).toLowerCase()] ?? null;
+  const extension = dot < 0 || dot < path.lastIndexOf('/') ? null : path.slice(dot + 1).toLowerCase();
+  const byExtension = extension === null ? null : (BY_EXTENSION[extension] ?? null);
+  if (declared === undefined) return byExtension;
+  const language = BY_LINGUIST_NAME[declared.toLowerCase().replace(/[\s_]+/g, '-')] ?? null;
+  return language === 'typescript' && byExtension === 'tsx' ? 'tsx' : language;
 }
 
 const NAPI_LANG: Record<RuleLanguage, string> = {

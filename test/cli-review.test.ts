@@ -211,8 +211,16 @@ describe('svc review', { timeout: 120_000 }, () => {
 
   it('writes every finding to JSON and SARIF, caps the text and says how many more, describes each SARIF rule from the catalog', async () => {
     const repo = repoWithBranch();
-    const lines = Array.from({ length: 120 }, (_, i) => `  if (n === ${i}) debugger;`);
-    commitFiles(repo, { 'src/many.ts': ['export function f(n: number) {', ...lines, '}', ''].join('\n') });
+    // A `debugger` in each of 120 files: one file's 120 would be one finding (one idiom, every place listed).
+    commitFiles(
+      repo,
+      Object.fromEntries(
+        Array.from({ length: 120 }, (_, i) => [
+          `src/many/f${i}.ts`,
+          `export function f(n: number) {\n  if (n === ${i}) debugger;\n}\n`,
+        ]),
+      ),
+    );
     const all = await json(repo);
     expect(all.review.findings).toHaveLength(122);
 

@@ -93,6 +93,17 @@ export interface FindingDraft {
   /** Set when a person already answered it (an inline `svc-ignore`): the ledger records it dismissed. */
   dismissal?: { reason: string } | undefined;
   /**
+   * Every place of a finding that stands for several (one rule's idiom repeated in a file:
+   * reviewers/builtin/group.ts), in line order, the first being line..endLine. Absent: one place.
+   */
+  locations?: LineRange[] | undefined;
+  /**
+   * What the ledger knows the finding by, with its path and rule, instead of the code at
+   * line..endLine: set where that place can move among the copies the finding stands for (a
+   * grouped idiom: its rule's message), so a copy added or fixed leaves it the same finding.
+   */
+  identity?: string | undefined;
+  /**
    * The credentials it points at (the secrets skill): masked in every finding's anchor on its
    * path before a ledger stores it (core/secret-mask.ts), and never stored themselves.
    */

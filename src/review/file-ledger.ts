@@ -133,11 +133,12 @@ export class FileLedger {
       });
       const replaced = new Map<FileLedgerFinding, FileLedgerFinding>();
       const reported: FileLedgerFinding[] = [];
-      for (const { entry, finding, reviewers, transition, dismissedReason } of plan.seenAgain) {
+      for (const { entry, finding, reviewers, transition, dismissedReason, anchor } of plan.seenAgain) {
         const updated: FileLedgerFinding = {
           ...entry,
           ...fieldsOf(finding),
           reviewers,
+          ...(anchor !== null ? { anchorText: anchor } : {}),
           ...(transition === 'reopen' ? { status: 'open' as const, fixedAt: null } : {}),
           ...(transition === 'dismiss'
             ? {

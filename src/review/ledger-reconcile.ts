@@ -4,7 +4,9 @@
  * database ledger (./ledger.ts) and the CLI's file ledger (./file-ledger.ts) both apply this
  * plan, so a finding behaves the same wherever its ledger lives.
  *
- * The rules: a finding is known by its path, rule and the code it points at (not its line); a
+ * The rules: a finding is known by its path, rule and the code it points at (not its line), or,
+ * for one that stands for an idiom repeated in a file, by its path, rule and message (its
+ * `identity`: reviewers/builtin/group.ts), so copies added or fixed leave it the same; a
  * re-run never duplicates a finding it sees again; a finding whose anchor is gone from the new
  * head and that was not found again becomes fixed; a dismissed finding stays dismissed; a finding
  * a person suppressed inline (`svc-ignore`) is recorded as dismissed with that reason.
@@ -44,6 +46,11 @@ export interface SeenAgain<E extends LedgerEntry> {
   transition: 'reopen' | 'dismiss' | null;
   /** The inline reason when transition is `dismiss`. */
   dismissedReason: string | null;
+  /**
+   * The anchor to store now, when it can differ from the stored one (a finding known by its
+   * `identity`, whose first place moves as copies come and go); null: keep the stored anchor.
+   */
+  anchor: string | null;
 }
 
 /** A finding the ledger does not hold yet. */
@@ -111,7 +118,16 @@ export interface Fingerprinted {
    * (whichever reviewer reported the finding). The fingerprint is of the anchor as written.
    */
   anchor: string;
+  /**
+   * For a finding known by its `identity`: the fingerprints each of its places would have had
+   * as a finding known by its code, so a ledger row recorded that way (before the idiom was
+   * grouped, or by an earlier version) is found again rather than duplicated.
+   */
+  alternates: string[];
 }
+
+/** Prefixed to an `identity` in the fingerprint, so it never equals some code's. */
+const IDENTITY_MARK = 'identity:\u0001';
 
 /** Fingerprints for this run's findings; identical code flagged twice in a file stays two findings. */
 export function fingerprintAll(found: MergedFinding[], headText: HeadText): Fingerprinted[] {
@@ -145,8 +161,11 @@ export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): S
   const occurrences = new Map<string, number>();
   const out: Fingerprinted[] = [];
   for (const finding of sorted) {
-    const anchor = normalizeAnchor(anchorOf(lines(finding.path), finding.line, finding.endLine));
-    const base = `${finding.path}\u0000${finding.rule}\u0000${anchor}`;
+    const fileLines = lines(finding.path);
+    const anchor = normalizeAnchor(anchorOf(fileLines, finding.line, finding.endLine));
+    const known =
+      finding.identity === undefined ? anchor : `${IDENTITY_MARK}${normalizeAnchor(finding.identity)}`;
+    const base = `${finding.path}\u0000${finding.rule}\u0000${known}`;
     const n = (occurrences.get(base) ?? 0) + 1;
     occurrences.set(base, n);
     const secrets = secretsByPath.get(finding.path);
@@ -156,12 +175,32 @@ export function* fingerprintSteps(found: MergedFinding[], headText: HeadText): S
       fingerprint: findingFingerprint({
         path: finding.path,
         rule: finding.rule,
-        anchorText: n === 1 ? anchor : `${anchor}#${n}`,
+        anchorText: n === 1 ? known : `${known}#${n}`,
       }),
+      alternates: finding.identity === undefined ? [] : placeFingerprints(finding, fileLines),
     });
     if (tick()) yield;
   }
   return out;
+}
+
+/**
+ * The fingerprints a finding's places would have as findings known by their code, in line order:
+ * identical code at several places numbered as fingerprintSteps numbers it (`#2`, `#3`...).
+ */
+function placeFingerprints(finding: MergedFinding, fileLines: string[] | null): string[] {
+  const places = finding.locations ?? [{ start: finding.line, end: finding.endLine }];
+  const seen = new Map<string, number>();
+  return places.map(({ start, end }) => {
+    const anchor = normalizeAnchor(anchorOf(fileLines, start, end));
+    const n = (seen.get(anchor) ?? 0) + 1;
+    seen.set(anchor, n);
+    return findingFingerprint({
+      path: finding.path,
+      rule: finding.rule,
+      anchorText: n === 1 ? anchor : `${anchor}#${n}`,
+    });
+  });
 }
 
 /** True when the normalized (and maybe masked) anchor still occurs in the file's text at head. */
@@ -203,10 +242,21 @@ export function* reconcileSteps<E extends LedgerEntry>(
   };
   const tick = slicer();
 
-  for (const { finding, fingerprint, anchor } of yield* fingerprintSteps(found, headText)) {
+  for (const { finding, fingerprint, anchor, alternates } of yield* fingerprintSteps(found, headText)) {
     if (tick()) yield;
     seen.add(fingerprint);
-    const entry = byFingerprint.get(fingerprint);
+    let entry = byFingerprint.get(fingerprint);
+    // Known by its identity now: a row one of its places made as a finding known by its code.
+    let byAlternate = false;
+    for (const alternate of entry ? [] : alternates) {
+      const candidate = byFingerprint.get(alternate);
+      if (candidate && !seen.has(candidate.fingerprint)) {
+        entry = candidate;
+        byAlternate = true;
+        seen.add(candidate.fingerprint);
+        break;
+      }
+    }
     // An inline `svc-ignore` is a person's answer, recorded like a `wontfix:` reply.
     const inlineReason = finding.dismissal?.reason ?? null;
     if (!entry) {
@@ -232,6 +282,9 @@ export function* reconcileSteps<E extends LedgerEntry>(
       reviewers: [...new Set([...entry.reviewers, ...finding.reviewers])],
       transition: newlyDismissed ? 'dismiss' : reopened ? 'reopen' : null,
       dismissedReason: newlyDismissed ? inlineReason : null,
+      // A row found by its identity follows its first place; one found by a place keeps that
+      // place's code, which is what its fingerprint was made of (fixed when that code is gone).
+      anchor: finding.identity !== undefined && !byAlternate ? anchor : null,
     });
   }
 

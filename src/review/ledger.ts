@@ -236,9 +236,10 @@ function freshRow(
 }
 
 /**
- * Rewrites the rows of findings found again in one statement: what the finding says now, this
- * run as the last to report it, and the status change the plan decided (`reopen`: open again;
- * `dismiss`: an inline `svc-ignore` answers it). Returns the ids written.
+ * Rewrites the rows of findings found again in one statement: what the finding says now (and,
+ * for a grouped idiom, the anchor of its first place now), this run as the last to report it,
+ * and the status change the plan decided (`reopen`: open again; `dismiss`: an inline
+ * `svc-ignore` answers it). Returns the ids written.
  */
 async function updateSeenAgain(
   tx: Orm,
@@ -247,14 +248,15 @@ async function updateSeenAgain(
   now: Date,
 ): Promise<string[]> {
   const at = now.toISOString();
-  const values: SQL[] = part.map(({ entry, finding, reviewers, transition, dismissedReason }) => {
+  const values: SQL[] = part.map(({ entry, finding, reviewers, transition, dismissedReason, anchor }) => {
     const f = reportedFields(finding);
-    return sql`(${entry.id}::text, ${f.severity}::text, ${f.path}::text, ${f.line}::integer, ${f.endLine}::integer, ${f.title}::text, ${f.body}::text, ${f.category}::text, ${f.suggestion}::text, ${JSON.stringify(reviewers)}::jsonb, ${transition}::text, ${dismissedReason}::text)`;
+    return sql`(${entry.id}::text, ${f.severity}::text, ${f.path}::text, ${f.line}::integer, ${f.endLine}::integer, ${f.title}::text, ${f.body}::text, ${f.category}::text, ${f.suggestion}::text, ${JSON.stringify(reviewers)}::jsonb, ${transition}::text, ${dismissedReason}::text, ${anchor}::text)`;
   });
   const rows = await tx.execute<{ id: string }>(sql`
     UPDATE findings AS f SET
       severity = v.severity, path = v.path, line = v.line, end_line = v.end_line, title = v.title,
       body = v.body, category = v.category, suggestion = v.suggestion, reviewers = v.reviewers,
+      anchor_text = COALESCE(v.anchor_text, f.anchor_text),
       task_id = ${scope.taskId}, last_run_id = ${scope.runId}, commit_sha = ${scope.headSha},
       updated_at = ${at}::timestamptz,
       status = CASE v.transition WHEN 'reopen' THEN 'open' WHEN 'dismiss' THEN 'dismissed' ELSE f.status END,
@@ -263,7 +265,7 @@ async function updateSeenAgain(
       dismissed_reason = CASE WHEN v.transition = 'dismiss' THEN v.dismissed_reason ELSE f.dismissed_reason END,
       dismissed_at = CASE WHEN v.transition = 'dismiss' THEN ${at}::timestamptz ELSE f.dismissed_at END
     FROM (VALUES ${sql.join(values, sql`, `)})
-      AS v(id, severity, path, line, end_line, title, body, category, suggestion, reviewers, transition, dismissed_reason)
+      AS v(id, severity, path, line, end_line, title, body, category, suggestion, reviewers, transition, dismissed_reason, anchor_text)
     WHERE f.id = v.id
     RETURNING f.id`);
   return (rows as unknown as { rows: { id: string }[] }).rows.map((r) => r.id);

@@ -197,12 +197,27 @@ function* suppressionSteps(
   return out;
 }
 
+/**
+ * A finding standing for an idiom repeated in a file (its `locations`) is dismissed only when
+ * each of its places says so, with the first one's reason: one place ignored leaves the others.
+ */
 function withSuppression(finding: MergedFinding, lines: string[]): MergedFinding {
-  for (const line of [finding.line, finding.line - 1]) {
-    const s = line >= 1 ? suppressionIn(lines[line - 1] ?? '') : null;
-    if (s && suppresses(s, finding.rule)) return { ...finding, dismissal: { reason: s.reason } };
+  let first: Suppression | null = null;
+  for (const { start } of finding.locations ?? [{ start: finding.line }]) {
+    const s = suppressionAt(start, finding.rule, lines);
+    if (!s) return finding;
+    first ??= s;
   }
-  return finding;
+  return first ? { ...finding, dismissal: { reason: first.reason } } : finding;
+}
+
+/** The suppression of `rule` on line `at` or the line above, if any. */
+function suppressionAt(at: number, rule: string, lines: string[]): Suppression | null {
+  for (const line of [at, at - 1]) {
+    const s = line >= 1 ? suppressionIn(lines[line - 1] ?? '') : null;
+    if (s && suppresses(s, rule)) return s;
+  }
+  return null;
 }
 
 /** A learning as the policy applies it: its id and sentence name it in what it changes. */

@@ -290,11 +290,12 @@ describe('GitHub end to end', () => {
   it('records each inline batch as it lands: after a failure part-way, a re-run posts only the rest', async () => {
     double.resetLog();
     gitIn(repo, ['checkout', '-q', 'feature']);
+    // 60 P1 findings in one file (unreachable code): 60 of one P2 idiom would be one finding.
     const many = Array.from(
       { length: 60 },
-      (_, i) => `export function trace${i}(x) {\n  debugger;\n  return x;\n}\n`,
+      (_, i) => `export function trace${i}(x) {\n  return x;\n  x += ${i};\n}\n`,
     ).join('\n');
-    commitFiles(repo, { 'src/many.js': many }, 'many debug statements');
+    commitFiles(repo, { 'src/many.js': many }, 'many unreachable statements');
     gitIn(repo, ['checkout', '-q', 'main']);
     // The first review (batch 1 of 2) lands; every later review post fails.
     let reviewPosts = 0;

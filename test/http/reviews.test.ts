@@ -465,10 +465,14 @@ describe('reviews', () => {
 
   it('inlines at most one page of findings and says when there are more', async () => {
     gitIn(repo, ['checkout', '-q', '-b', 'many', 'main']);
-    const body = Array.from({ length: 120 }, (_, i) => `export function f${i}() {\n  debugger;\n}\n`).join(
-      '\n',
+    // A `debugger` in each of 120 files: one file's 120 would be one finding (one idiom, every place listed).
+    const files = Object.fromEntries(
+      Array.from({ length: 120 }, (_, i) => [
+        `src/many/f${i}.js`,
+        `export function f${i}() {\n  debugger;\n}\n`,
+      ]),
     );
-    commitFiles(repo, { 'src/many.js': body }, 'many');
+    commitFiles(repo, files, 'many');
     gitIn(repo, ['checkout', '-q', 'main']);
     openPullRequest(5, 'many');
     const res = await create({ pr: 5, reviewers: ['correctness'] });

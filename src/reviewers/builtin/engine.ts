@@ -4,7 +4,8 @@
  * language; the secrets skill runs secretlint over the text. Only findings on changed lines are
  * reported; a file that cannot be read as its language becomes a named gap, never a crash. A rule
  * with a `runtime` range runs only where the repository's stated runtime versions put it in range
- * (./runtime-version.ts), and its findings say which statement did.
+ * (./runtime-version.ts), and its findings say which statement did. A rule's P2 idiom repeated
+ * in a file is one finding listing every place (./group.ts).
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from '@ast-grep/napi';
@@ -15,6 +16,7 @@ import { type FindingDraft, FOUND_SECRETS } from '../../core/review';
 import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage } from '../../skills/catalog';
 import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
+import { groupRepeats } from './group';
 import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
 import {
   type CompiledRule,
@@ -257,6 +259,10 @@ export async function runBuiltinSkill(
       findings.length = 0;
       findings.push(...kept);
     }
+    // After the base is compared, so a copy the base already had is left out per copy (./preexisting.ts).
+    const grouped = groupRepeats(findings);
+    findings.length = 0;
+    findings.push(...grouped);
   } else {
     gaps.push({
       code: 'builtin_engine_unsupported',

@@ -1,0 +1,205 @@
+/**
+ * One finding per idiom per file: a P2 rule matching the same idiom (same rule, same message) at
+ * several places of a file is one finding listing them all; P0/P1 findings stay one per place.
+ */
+import { describe, expect, it } from 'vitest';
+import { snippetDiffFile } from '../../../eval/evaluate';
+import type { FindingDraft } from '../../../src/core/review';
+import { runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
+import { groupRepeats } from '../../../src/reviewers/builtin/group';
+import type { ReviewFile } from '../../../src/reviewers/types';
+import { type CatalogSkill, catalogSkill } from '../../../src/skills/catalog';
+
+const signal = new AbortController().signal;
+const skill = async (id: string): Promise<CatalogSkill> => {
+  const s = await catalogSkill(id);
+  if (!s) throw new Error(`no catalog skill ${id}`);
+  return s;
+};
+const file = (path: string, code: string): ReviewFile => ({
+  diff: snippetDiffFile(path, code),
+  content: code,
+  ...(path.startsWith('test/') ? { role: 'test' as const } : {}),
+});
+const node22 = [{ name: 'node', version: '22' }];
+
+describe('one idiom repeated in a file', () => {
+  // The issue's case: one deprecated call, six times in one test file, with other arguments each time.
+  const links = [
+    "const url = require('url');",
+    "test('links', () => {",
+    "  expect(url.parse('http://a.example/x').host).toBe('a.example');",
+    "  expect(url.parse('http://b.example/').pathname).toBe('/');",
+    '  const u = url.parse(input);',
+    '  expect(u.query).toBe(null);',
+    "  expect(url.parse('//c', false, true).host).toBe('c');",
+    "  expect(url.parse('http://d/?q=1', true).query.q).toBe('1');",
+    "  expect(url.parse(other).protocol).toBe('http:');",
+    '});',
+    '',
+  ].join('\n');
+
+  it('is one finding at its first place, listing all six in its body and its locations', async () => {
+    const result = await runBuiltinSkill(await skill('correctness'), [file('test/links.test.js', links)], {
+      reviewerId: 'correctness',
+      signal,
+      runtimes: node22,
+    });
+    const found = result.findings.filter((f) => f.rule === 'correctness/legacy-url-parse');
+    expect(found).toHaveLength(1);
+    const [f] = found as [FindingDraft];
+    expect(f).toMatchObject({ severity: 'P2', path: 'test/links.test.js', line: 3, endLine: 3 });
+    expect(f.locations?.map((l) => l.start)).toEqual([3, 4, 5, 7, 8, 9]);
+    expect(f.body).toContain('**Also at lines 4, 5, 7, 8 and 9** of this file');
+    expect(f.body).toContain('6 places in all');
+    expect(f.identity).toBe(f.title);
+  });
+
+  it('gives the same finding in an analysis thread', async () => {
+    const correctness = await skill('correctness');
+    const inThread = await runBuiltinSkill(correctness, [file('test/links.test.js', links)], {
+      reviewerId: 'correctness',
+      signal,
+      runtimes: node22,
+      analysisThread: true,
+    });
+    const onThis = await runBuiltinSkill(correctness, [file('test/links.test.js', links)], {
+      reviewerId: 'correctness',
+      signal,
+      runtimes: node22,
+    });
+    expect(inThread.findings).toEqual(onThis.findings);
+  });
+
+  it('keeps two sinks of one P0 rule two findings, even with the same code', async () => {
+    const code = [
+      'export function f(a: string, b: string) {',
+      '  eval(a);',
+      '  eval(b);',
+      '}',
+      'export function g(a: string) {',
+      '  eval(a);',
+      '}',
+      '',
+    ].join('\n');
+    const result = await runBuiltinSkill(await skill('security'), [file('src/run.ts', code)], {
+      reviewerId: 'security',
+      signal,
+    });
+    const injections = result.findings.filter((f) => f.rule === 'security/code-injection');
+    expect(injections.map((f) => f.line)).toEqual([2, 3, 6]);
+    for (const f of injections) {
+      expect(f.locations).toBeUndefined();
+      expect(f.identity).toBeUndefined();
+      expect(f.body).not.toContain('Also at');
+    }
+  });
+
+  it('keeps one rule’s different idioms (another message) apart', async () => {
+    const code = [
+      'import datetime',
+      'a = datetime.datetime.utcnow()',
+      'b = datetime.datetime.utcfromtimestamp(ts)',
+      'c = datetime.datetime.utcnow()',
+      '',
+    ].join('\n');
+    const result = await runBuiltinSkill(await skill('correctness'), [file('app/clock.py', code)], {
+      reviewerId: 'correctness',
+      signal,
+      runtimes: [{ name: 'python', version: '3.12' }],
+    });
+    const deprecated = result.findings.filter((f) => f.rule === 'correctness/deprecated-utcnow');
+    // `utcnow()` twice is one finding; `utcfromtimestamp()` another.
+    expect(deprecated.map((f) => [f.line, f.locations?.map((l) => l.start) ?? null])).toEqual([
+      [2, [2, 4]],
+      [3, null],
+    ]);
+  });
+
+  it('groups after the base is compared: a copy the base had is still left out', async () => {
+    const base = [
+      "const url = require('url');",
+      'function a(input) {',
+      '  return url.parse(input);',
+      '}',
+      '',
+    ].join('\n');
+    const head = [
+      "const url = require('url');",
+      'function a(input) {',
+      '    return url.parse(input);',
+      '}',
+      'function b(s) {',
+      '  return url.parse(s).host;',
+      '}',
+      'function c(s) {',
+      '  return url.parse(s).path;',
+      '}',
+      '',
+    ].join('\n');
+    const touched: ReviewFile = {
+      diff: snippetDiffFile('src/links.js', head, [{ start: 1, end: head.split('\n').length }]),
+      content: head,
+    };
+    const result = await runBuiltinSkill(await skill('correctness'), [touched], {
+      reviewerId: 'correctness',
+      signal,
+      runtimes: node22,
+      readBase: async (paths) => new Map(paths.map((p) => [p, base])),
+    });
+    const found = result.findings.filter((f) => f.rule === 'correctness/legacy-url-parse');
+    expect(found.map((f) => [f.line, f.locations?.map((l) => l.start)])).toEqual([[6, [6, 9]]]);
+    expect(result.gaps.map((g) => g.code)).toContain('builtin_preexisting_not_reported');
+  });
+});
+
+describe('groupRepeats', () => {
+  const draft = (over: Partial<FindingDraft>): FindingDraft => ({
+    severity: 'P2',
+    path: 'a.js',
+    line: 1,
+    endLine: 1,
+    title: '`debugger` statement left in',
+    body: 'why',
+    rule: 'correctness/debug-statement',
+    category: 'correctness',
+    reviewer: 'c',
+    ...over,
+  });
+
+  it('lists multi-line places as ranges, one place once, and leaves other files and rules apart', () => {
+    const out = groupRepeats([
+      draft({ line: 9, endLine: 11 }),
+      draft({ line: 2, endLine: 2 }),
+      draft({ line: 2, endLine: 2 }),
+      draft({ line: 5, endLine: 5, path: 'b.js' }),
+      draft({ line: 7, endLine: 7, rule: 'correctness/other' }),
+    ]);
+    expect(out.map((f) => [f.path, f.rule, f.line, f.locations ?? null])).toEqual([
+      [
+        'a.js',
+        'correctness/debug-statement',
+        2,
+        [
+          { start: 2, end: 2 },
+          { start: 9, end: 11 },
+        ],
+      ],
+      ['b.js', 'correctness/debug-statement', 5, null],
+      ['a.js', 'correctness/other', 7, null],
+    ]);
+    expect(out[0]?.body).toBe(
+      'why\n\n**Also at line 9-11** of this file: the same rule and message, 2 places in all, reported as one finding.',
+    );
+    // A single place still carries its identity, so a second copy later is the same finding.
+    expect(out[1]?.identity).toBe('`debugger` statement left in');
+  });
+
+  it('leaves P0 and P1 findings one per place', () => {
+    const out = groupRepeats([draft({ severity: 'P1', line: 1 }), draft({ severity: 'P1', line: 4 })]);
+    expect(out.map((f) => [f.line, f.identity, f.locations])).toEqual([
+      [1, undefined, undefined],
+      [4, undefined, undefined],
+    ]);
+  });
+});

@@ -416,6 +416,8 @@ describe('webhook processing', () => {
         },
       });
       expect(created.statusCode).toBe(202);
+      // The installation is recorded by its own run: finish it before the next delivery is judged.
+      await processAll(t.services);
       expect(await outcome(await send(checkRun))).toMatchObject({
         status: 'ignored',
         reason: 'repository Acme/Widgets is not a project',
@@ -448,8 +450,7 @@ describe('webhook processing', () => {
         event: 'installation',
         payload: { action: 'suspend', installation: { id: 77 } },
       });
-      // The suspension is applied by its own run: finish it before the next delivery is judged
-      // (under load the two runs could otherwise be taken in either order).
+      // Likewise the suspension (under load the two runs could otherwise be taken in either order).
       await processAll(t.services);
       expect(await outcome(await send(checkRun))).toMatchObject({
         status: 'ignored',

@@ -9,7 +9,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from '@ast-grep/napi';
-import { runCooperatively, StepBudgetExhausted, type Steps, TURN_MS } from '../../core/cooperative';
+import { runCooperatively, type Steps, TURN_MS } from '../../core/cooperative';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
 import { type FindingDraft, FOUND_SECRETS } from '../../core/review';
@@ -23,7 +23,7 @@ import {
   compileRule,
   firstChangedLineIn,
   type MatchTarget,
-  matchFile,
+  matchParsed,
 } from './match-file';
 import { matchInThread } from './match-pool';
 import type { MatchReply } from './match-thread';
@@ -377,30 +377,14 @@ async function matchOne(
     return { id: 0, parseFailed: (error as Error).message };
   }
   options.signal.throwIfAborted();
-  const found: FindingDraft[] = [];
-  const keys: string[] = [];
-  const gaps: Gap[] = [];
-  const targets = new RuntimeTargets(options.runtimes);
-  try {
-    await runCooperatively(
-      matchFile(
-        target,
-        parsed,
-        rules,
-        options.reviewerId,
-        gaps,
-        targets,
-        options.turnMs ?? TURN_MS,
-        found,
-        keys,
-      ),
-      { signal: options.signal, budgetMs: budgetOf(options) },
-    );
-  } catch (error) {
-    if (!(error instanceof StepBudgetExhausted)) throw error;
-    return { id: 0, found, keys, gaps, budget: { spentMs: error.spentMs, budgetMs: error.budgetMs } };
-  }
-  return { id: 0, found, keys, gaps, budget: null };
+  const matched = await matchParsed(target, parsed, rules, {
+    reviewer: options.reviewerId,
+    runtimes: options.runtimes,
+    turnMs: options.turnMs ?? TURN_MS,
+    budgetMs: budgetOf(options),
+    signal: options.signal,
+  });
+  return { id: 0, ...matched };
 }
 
 function secretBody(messageId: string): string {

@@ -4,7 +4,7 @@
  * on the main thread (in slices, core/cooperative.ts) and in an analysis thread (./match-thread.ts).
  */
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
-import { type Steps, slicer } from '../../core/cooperative';
+import { runCooperatively, StepBudgetExhausted, type Steps, slicer } from '../../core/cooperative';
 import type { FindingDraft } from '../../core/review';
 import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { SkillRule } from '../../skills/catalog';
@@ -13,7 +13,7 @@ import { boundBy, prepareFlow, shapeOf } from './flow';
 import { type ParsedFile, parseErrors } from './languages';
 import { linesIn } from './parse-recovery';
 import { matchKey } from './preexisting';
-import type { RuntimeTargets } from './runtime-version';
+import { type RuntimeStatement, RuntimeTargets } from './runtime-version';
 
 export interface CompiledRule {
   rule: SkillRule;
@@ -197,4 +197,57 @@ function flowReaches(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): 
   // `git, err := exec.LookPath("git")`: a program the host found, whatever else is assigned.
   if (compiled.unlessBoundBy && boundBy(parsed.language, value, compiled.unlessBoundBy, parsed)) return false;
   return compiled.flowText === null || compiled.flowText.test(shape.text);
+}
+
+/** What matching one parse found; `budget` is set when the file's budget stopped it early. */
+export interface MatchedFile {
+  found: FindingDraft[];
+  /** Each finding's match key (./preexisting.ts), in the order of `found`. */
+  keys: string[];
+  gaps: Gap[];
+  budget: { spentMs: number; budgetMs: number } | null;
+}
+
+/**
+ * Runs `rules` over one parse in cooperative slices, as both the main thread (the CLI, tests) and
+ * an analysis thread (the service) do: past `budgetMs` of the file's own work it stops, keeping
+ * what it found; an aborted `signal` ends it at the next slice.
+ */
+export async function matchParsed(
+  target: MatchTarget,
+  parsed: ParsedFile,
+  rules: CompiledRule[],
+  options: {
+    reviewer: string;
+    runtimes: readonly RuntimeStatement[] | undefined;
+    turnMs: number;
+    budgetMs: number | undefined;
+    signal?: AbortSignal;
+  },
+): Promise<MatchedFile> {
+  const found: FindingDraft[] = [];
+  const keys: string[] = [];
+  const gaps: Gap[] = [];
+  const targets = new RuntimeTargets(options.runtimes);
+  const steps = matchFile(
+    target,
+    parsed,
+    rules,
+    options.reviewer,
+    gaps,
+    targets,
+    options.turnMs,
+    found,
+    keys,
+  );
+  try {
+    await runCooperatively(steps, {
+      budgetMs: options.budgetMs,
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  } catch (error) {
+    if (!(error instanceof StepBudgetExhausted)) throw error;
+    return { found, keys, gaps, budget: { spentMs: error.spentMs, budgetMs: error.budgetMs } };
+  }
+  return { found, keys, gaps, budget: null };
 }

@@ -10,13 +10,12 @@
  */
 import { platform, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { runCooperatively, StepBudgetExhausted } from '../../core/cooperative';
 import type { FindingDraft } from '../../core/review';
 import type { Gap } from '../../core/runs';
 import type { RuleLanguage, SkillRule } from '../../skills/catalog';
 import { parseOnce } from './languages';
-import { compileRule, type MatchTarget, matchFile } from './match-file';
-import { type RuntimeStatement, RuntimeTargets } from './runtime-version';
+import { compileRule, type MatchTarget, matchParsed } from './match-file';
+import type { RuntimeStatement } from './runtime-version';
 
 export interface MatchRequest {
   id: number;
@@ -76,31 +75,13 @@ export async function analyse(request: MatchRequest): Promise<MatchReply> {
     return { id, parseFailed: (error as Error).message };
   }
   const rules = request.rules.map((rule) => compileRule(request.skillId, rule));
-  const found: FindingDraft[] = [];
-  const keys: string[] = [];
-  const gaps: Gap[] = [];
-  const targets = new RuntimeTargets(request.runtimes);
-  let budget: { spentMs: number; budgetMs: number } | null = null;
-  try {
-    await runCooperatively(
-      matchFile(
-        target,
-        parsed,
-        rules,
-        request.reviewer,
-        gaps,
-        targets,
-        request.turnMs ?? SLICE_MS,
-        found,
-        keys,
-      ),
-      { budgetMs: request.budgetMs },
-    );
-  } catch (error) {
-    if (!(error instanceof StepBudgetExhausted)) throw error;
-    budget = { spentMs: error.spentMs, budgetMs: error.budgetMs };
-  }
-  return { id, found, keys, gaps, budget };
+  const matched = await matchParsed(target, parsed, rules, {
+    reviewer: request.reviewer,
+    runtimes: request.runtimes,
+    turnMs: request.turnMs ?? SLICE_MS,
+    budgetMs: request.budgetMs,
+  });
+  return { id, ...matched };
 }
 
 /**

@@ -59,9 +59,13 @@ export interface SkillRule {
    * `unless_bound_by` (calls, `pkg.Func`), a variable its function binds anywhere from one of
    * those calls (`git, err := exec.LookPath("git")`) is not reported: the host chose it. Only the
    * Go adapter reads `unless_bound_by` (from its per-parse index, so the check stays linear in a
-   * file's sinks); the catalog rejects it on rules of other languages.
+   * file's sinks); the catalog rejects it on rules of other languages. With `callers: true`, a
+   * function of the file whose parameter reaches the sink is a sink for its callers, at any depth:
+   * a changed call passing it a non-constant value is reported at the call, even when the helper
+   * and its sink are on lines the change left alone (the adapter's `callersReaching`; a language
+   * without it follows no helper).
    */
-  flow?: { value: string; text?: string; unlessBoundBy?: string[] };
+  flow?: { value: string; text?: string; unlessBoundBy?: string[]; callers?: boolean };
   /**
    * A regular expression a file must contain a match of for the rule to run there: the names of
    * its sinks (`\\b(exec|spawn)\\w*\\(`). ast-grep compiles a rule on every search, about a
@@ -354,6 +358,10 @@ function toRuntime(raw: unknown, where: string, fail: (file: string, problem: st
     return fail(where, 'runtime.name must name a runtime (node, python, go, ...)');
   const runtime: RuleRuntime = { name: raw.name };
   for (const key of ['min', 'max'] as const) {
+  if (raw.callers !== undefined) {
+    if (typeof raw.callers !== 'boolean') return fail(where, 'flow.callers must be true or false');
+    if (raw.callers) flow.callers = true;
+  }
     const value = raw[key];
     if (value === undefined) continue;
     // YAML reads `min: 3.12` as a number: 3.1 and 3.10 would be the same version.

@@ -9,7 +9,7 @@ import { goFlow } from './go';
 import { javaFlow } from './java';
 import { javascriptFlow } from './javascript';
 import { pythonFlow } from './python';
-import { dynamicShape, type FlowLanguage, type ValueShape } from './types';
+import { dynamicShape, type FlowLanguage, type HelperCall, type ValueShape } from './types';
 
 const ADAPTERS: Partial<Record<RuleLanguage, FlowLanguage>> = {
   // tree-sitter's TypeScript and TSX grammars extend JavaScript's: one adapter reads all three.
@@ -37,6 +37,11 @@ export function boundBy(
   return ADAPTERS[language]?.boundBy?.(node, callees, parse) ?? false;
 }
 
+/** The calls that reach the sink whose value is `node` through helpers (FlowLanguage.callersReaching). */
+export function callersReaching(language: RuleLanguage, node: SgNode, parse?: object): HelperCall[] {
+  return ADAPTERS[language]?.callersReaching?.(node, parse) ?? [];
+}
+
 /** The adapter's `prepare` steps for one parse (nothing for a language that needs none). */
 export function* prepareFlow(
   language: RuleLanguage,
@@ -48,4 +53,4 @@ export function* prepareFlow(
   if (adapter?.prepare) yield* adapter.prepare(root, parse, yieldNow);
 }
 
-export { resolutionWork, type ValueShape } from './types';
+export { type HelperCall, resolutionWork, type ValueShape } from './types';

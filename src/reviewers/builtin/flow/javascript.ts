@@ -19,6 +19,7 @@
  */
 import type { SgNode } from '@ast-grep/napi';
 import { findAllSliced } from '../find-sliced';
+import { callersReaching } from './javascript-callers';
 import { dynamicShape, type FlowLanguage, joinShapes, resolutionWork, type ValueShape } from './types';
 
 /** Name resolutions followed from one value before giving up (and calling it dynamic). */
@@ -178,6 +179,15 @@ interface Context {
   /** Cycles met and depth limits hit so far: a binding resolved without one can be remembered. */
   cutoffs: number;
   memo: ParseMemo;
+  /** Parameters the value was found to depend on (a sink's value handed in by callers). */
+  parameters: ParameterRef[];
+}
+
+/** A function's parameter a value depends on: `cmd` of `function run(cmd) { exec(cmd) }`. */
+export interface ParameterRef {
+  /** The function whose parameter it is. */
+  fn: SgNode;
+  name: string;
 }
 
 /**
@@ -194,7 +204,9 @@ interface ParseMemo {
    * Shapes of bindings (`<scope id>:<name>`) resolved without meeting a cycle or the depth limit,
    * with the depth they were resolved at: the same answer holds from that depth or shallower.
    */
-  resolved: Map<string, { shape: Shape; depth: number }>;
+  resolved: Map<string, { shape: Shape; depth: number; parameters: ParameterRef[] }>;
+  /** Facts about the calls of the file, kept by ./javascript-callers.ts; null until asked. */
+  callers: unknown;
 }
 
 interface NameBindings {
@@ -213,7 +225,7 @@ const memoByParse = new WeakMap<object, ParseMemo>();
 function memoFor(parse: object | undefined): ParseMemo {
   let memo = parse ? memoByParse.get(parse) : undefined;
   if (!memo) {
-    memo = { identifiers: null, names: new Map(), resolved: new Map() };
+    memo = { identifiers: null, names: new Map(), resolved: new Map(), callers: null };
     if (parse) memoByParse.set(parse, memo);
   }
   return memo;
@@ -224,9 +236,58 @@ const NAME_RULE = {
   rule: { any: [{ kind: 'identifier' }, { kind: 'shorthand_property_identifier_pattern' }] },
 };
 
+/** A fresh question about one parse. */
+const contextFor = (parse: object | undefined): Context => ({
+  depth: 0,
+  visiting: new Set(),
+  cutoffs: 0,
+  memo: memoFor(parse),
+  parameters: [],
+});
+
+/**
+ * The value's shape and the parameters it depends on: with `function run(cmd) { exec('ls ' + cmd) }`
+ * the sink's value is not constant because of `cmd`, so what callers pass as `cmd` reaches it.
+ */
+export function shapeWithParameters(
+  node: SgNode,
+  parse?: object,
+): { shape: ValueShape; parameters: ParameterRef[] } {
+  const ctx = contextFor(parse);
+  const found = shape(node, ctx);
+  return { shape: found, parameters: uniqueParameters(ctx.parameters) };
+}
+
+function uniqueParameters(parameters: readonly ParameterRef[]): ParameterRef[] {
+  const seen = new Set<string>();
+  return parameters.filter((p) => {
+    const key = `${p.fn.id()}:${p.name}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/**
+ * True when the identifier `use` refers to the binding `declared` names (a function's name where
+ * it is declared): `run(x)` calls that `run`, not another one a closure declares.
+ */
+export function refersTo(use: SgNode, declared: SgNode, parse?: object): boolean {
+  const ctx = contextFor(parse);
+  const declaration = classify(declared);
+  if (!('scope' in declaration)) return false;
+  const scope = bindingScope(use, bindingsOf(use.text(), use, ctx));
+  return scope !== null && scope.id() === declaration.scope.id();
+}
+
+/** The parse's memo, for ./javascript-callers.ts to keep its own facts next to the names'. */
+export function callerMemo(parse: object | undefined): { callers: unknown } {
+  return memoFor(parse);
+}
+
 export const javascriptFlow: FlowLanguage = {
-  shapeOf: (node: SgNode, parse?: object) =>
-    shape(node, { depth: 0, visiting: new Set(), cutoffs: 0, memo: memoFor(parse) }),
+  shapeOf: (node: SgNode, parse?: object) => shape(node, contextFor(parse)),
+  callersReaching: (value: SgNode, parse?: object) => callersReaching(value, parse),
   *prepare(root: SgNode, parse: object, yieldNow: () => boolean) {
     const memo = memoFor(parse);
     if (memo.identifiers) return;
@@ -717,7 +778,12 @@ function resolveName(name: string, use: SgNode, ctx: Context): Shape {
   const own = scope ? (bindings.declarations.get(scope.id()) ?? []) : [];
   // Unbound, or bound by an import: ALL_CAPS names are constants from elsewhere.
   const capsOrDynamic = () => (ALL_CAPS.test(name) ? constant(name) : dynamicShape());
-  if (own.some((d) => d.role === 'parameter' || d.role === 'opaque')) return dynamicShape();
+  const parameter = own.find((d) => d.role === 'parameter');
+  if (parameter) {
+    ctx.parameters.push({ fn: parameter.scope, name });
+    return dynamicShape();
+  }
+  if (own.some((d) => d.role === 'opaque')) return dynamicShape();
   if (own.some((d) => d.role === 'import')) return capsOrDynamic();
   if (own.some((d) => d.role === 'code')) return constant('');
 
@@ -728,18 +794,28 @@ function resolveName(name: string, use: SgNode, ctx: Context): Shape {
 
   const key = `${scope?.id() ?? 'global'}:${name}`;
   const known = ctx.memo.resolved.get(key);
-  if (known && ctx.depth <= known.depth) return known.shape;
+  if (known && ctx.depth <= known.depth) {
+    ctx.parameters.push(...known.parameters);
+    return known.shape;
+  }
   if (ctx.visiting.has(key)) {
     ctx.cutoffs++;
     return NEUTRAL;
   }
   const cutoffsBefore = ctx.cutoffs;
+  const parametersBefore = ctx.parameters.length;
   ctx.visiting.add(key);
   ctx.depth++;
   try {
     const resolved = combineWrites(name, writes, ctx);
     // Met no cycle and no depth limit: the answer does not depend on where the question came from.
-    if (ctx.cutoffs === cutoffsBefore) ctx.memo.resolved.set(key, { shape: resolved, depth: ctx.depth - 1 });
+    if (ctx.cutoffs === cutoffsBefore)
+      ctx.memo.resolved.set(key, {
+        shape: resolved,
+        depth: ctx.depth - 1,
+        // Once each: a binding written a thousand times from one parameter depends on it once.
+        parameters: uniqueParameters(ctx.parameters.slice(parametersBefore)),
+      });
     return resolved;
   } finally {
     ctx.depth--;

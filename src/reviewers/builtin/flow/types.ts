@@ -53,6 +53,23 @@ export interface FlowLanguage {
    * sinks asks it in linear time. Optional: an adapter without it answers false.
    */
   boundBy?(node: SgNode, callees: ReadonlySet<string>, parse?: object): boolean;
+  /**
+   * The calls in the file that hand a non-constant value to the sink whose value is `value`
+   * through a same-file function's parameter, at any depth: with `function run(cmd) { exec(cmd) }`,
+   * `run('git log ' + ref)` (and a caller of a function that passes its own parameter to `run`).
+   * A rule's `flow.callers` asks it, so a changed call is reported when the helper is not.
+   * Optional: an adapter without it follows no helper.
+   */
+  callersReaching?(value: SgNode, parse?: object): HelperCall[];
+}
+
+/** A call whose argument reaches a sink through the parameters of the file's own functions. */
+export interface HelperCall {
+  call: SgNode;
+  /** The argument that reaches the sink. */
+  argument: SgNode;
+  /** The functions the value passes through, from the one called here to the one holding the sink. */
+  through: { helper: string; parameter: string }[];
 }
 
 /**

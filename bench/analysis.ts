@@ -9,7 +9,8 @@
  *    stops there with a `file_analysis_budget` gap, so a slow shape cannot hold the bench for long.
  * 2. Three files of just under MAX_FILE_BYTES (the `functions` shape), reviewed through the real
  *    service on each engine (BENCH_ENGINES, default "pglite,postgres"; PostgreSQL at
- *    BENCH_PG_ADMIN_URL) by bench/review/child.ts's `runChild`, with /healthz probed every
+ *    BENCH_PG_ADMIN_URL) by bench/review/child.ts's `runChild`, each engine in a process of its
+ *    own as an operator runs it (bench/review/child-process.ts), with /healthz probed every
  *    1000/BENCH_PROBE_RATE ms (default 50/s) from another process: p50, p99, max.
  *
  * BENCH_ANALYSIS_PARTS (default "scaling,service") picks the parts. Prints a Markdown section for
@@ -34,7 +35,8 @@ import {
   worstCaseOfSize,
 } from './analysis/worst-case';
 import { withAdmin } from './pg-admin';
-import { type ChildResult, type EngineKind, runChild } from './review/child';
+import type { ChildResult, EngineKind } from './review/child';
+import { runChildProcess } from './review/child-process';
 
 const NS = (process.env.BENCH_ANALYSIS_NS || '1000,2000,4000').split(',').map(Number);
 const BUDGET_MS = Number(process.env.BENCH_ANALYSIS_BUDGET_MS || 10_000);
@@ -145,7 +147,7 @@ async function service(): Promise<{ rows: ServiceRow[]; bytes: number[] }> {
     for (const engine of ENGINES) {
       const dbName = engine === 'postgres' ? `svc_bench_${randomBytes(5).toString('hex')}` : null;
       try {
-        const result = await runChild({
+        const result = await runChildProcess({
           engine,
           reposDir,
           dataDir: join(temp, `data-${engine}`),
@@ -168,7 +170,7 @@ async function service(): Promise<{ rows: ServiceRow[]; bytes: number[] }> {
         console.log(
           result.skipped
             ? `${engine}: skipped (${result.skipped})`
-            : `${engine}: ${result.status} in ${Math.round(result.wallMs)} ms, ${result.findings} findings, gaps ${result.gaps.map((g) => g.code).join(' ') || 'none'}; /healthz p50 ${h?.p50_ms?.toFixed(1)} ms, p99 ${h?.p99_ms?.toFixed(1)} ms, max ${h?.max_ms?.toFixed(1)} ms (${h?.answered} answered); event-loop lag p99 ${lag?.p99Ms.toFixed(1)} ms, max ${lag?.maxMs.toFixed(1)} ms`,
+            : `${engine}: ${result.status}${result.error ? ` (${JSON.stringify(result.error)})` : ""} in ${Math.round(result.wallMs)} ms, ${result.findings} findings, gaps ${result.gaps.map((g) => g.code).join(' ') || 'none'}; /healthz p50 ${h?.p50_ms?.toFixed(1)} ms, p99 ${h?.p99_ms?.toFixed(1)} ms, max ${h?.max_ms?.toFixed(1)} ms (${h?.answered} answered); event-loop lag p99 ${lag?.p99Ms.toFixed(1)} ms, max ${lag?.maxMs.toFixed(1)} ms`,
         );
       } finally {
         if (dbName)

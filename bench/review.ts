@@ -32,28 +32,21 @@
  * postgres://postgres@127.0.0.1:5432/test), BENCH_PACK=0 (leave the objects loose), BENCH_CPU_PROF=1 (write a V8 CPU profile of each child
  * to tmp/bench-review-prof/), BENCH_NO_WRITE=1 (print, do not write the doc).
  */
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import {
-  type ChildInput,
-  type ChildResult,
-  type EngineKind,
-  type ProbeFigures,
-  type Responsiveness,
-  runChild,
-} from './review/child';
+import type { ChildInput, ChildResult, EngineKind, ProbeFigures, Responsiveness } from './review/child';
+import { runChildProcess } from './review/child-process';
 import { CLI_TARGETS, type CliFigures, measureCli } from './review/cli';
 import { writeSection } from './review/doc-section';
 import { type GeneratedChange, generateChange } from './review/generate';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DOC = process.env.BENCH_DOC || join(ROOT, 'docs', 'benchmarks.md');
-const SELF = fileURLToPath(import.meta.url);
 
 const FILES = Math.max(1, Number(process.env.BENCH_FILES || 2000));
 const LINES = Math.max(FILES, Number(process.env.BENCH_LINES || 100_000));
@@ -85,20 +78,6 @@ const TARGET_RSS_BYTES = 2 ** 30;
 const TARGET_OVERHEAD = 0.1;
 const FULL_FILES = 2000;
 const FULL_LINES = 100_000;
-
-// ---- child: one engine, one review ----------------------------------------------------------
-
-if (process.argv[2] === '--child') {
-  const input = JSON.parse(process.argv[3] ?? '{}') as ChildInput;
-  try {
-    const result = await runChild(input);
-    process.stdout.write(`\n${JSON.stringify(result)}\n`);
-    process.exit(0);
-  } catch (error) {
-    process.stderr.write(`${(error as Error).stack ?? String(error)}\n`);
-    process.exit(1);
-  }
-}
 
 // ---- parent ----------------------------------------------------------------------------------
 
@@ -160,31 +139,8 @@ function responseTarget(r: Responsiveness) {
 }
 
 function spawnChild(input: ChildInput): Promise<ChildResult> {
-  return new Promise((resolve, reject) => {
-    const nodeArgs = CPU_PROF
-      ? ['--cpu-prof', '--cpu-prof-dir', join(ROOT, 'tmp', 'bench-review-prof'), '--cpu-prof-interval', '500']
-      : [];
-    const child = spawn(
-      process.execPath,
-      [...nodeArgs, join(ROOT, 'bin', 'run-ts.mjs'), SELF, '--child', JSON.stringify(input)],
-      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
-    );
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => {
-      out += d;
-    });
-    child.on('exit', (code, signal) => {
-      const line = out.trim().split('\n').at(-1);
-      if (code !== 0 || !line?.startsWith('{')) {
-        reject(
-          new Error(
-            `the ${input.engine} child exited ${code ?? signal}${out.trim() ? `: ${out.trim()}` : ''}`,
-          ),
-        );
-        return;
-      }
-      resolve(JSON.parse(line) as ChildResult);
-    });
+  return runChildProcess(input, {
+    cpuProfileDir: CPU_PROF ? join(ROOT, 'tmp', 'bench-review-prof') : undefined,
   });
 }
 

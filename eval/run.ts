@@ -7,6 +7,9 @@
  *   3. real code (not written here): ranges between two published versions of real projects,
  *      findings labelled in eval/real/labels.yml; <= 1 non-actionable finding per 5,000 changed
  *      production lines, no non-actionable P0, every finding labelled.
+ *   4. published vulnerabilities (not written here): each case in eval/vulns/cases/ replays the
+ *      change that brought an advisory's vulnerability in; recall >= 75% overall and >= 60% per
+ *      class with 3+ cases, ahead of ESLint's security plugin and bandit where they run.
  *
  * Options: `--part=1,3` runs only those parts; `--unlabelled` prints a YAML label stub for every
  * unlabelled real-code finding (append to eval/real/labels.yml and fill in); `--findings` lists
@@ -31,11 +34,22 @@ import {
   realFailures,
 } from './real/evaluate-real';
 import { keyString, labelStub } from './real/labels';
+import {
+  CLASS_RECALL_TARGET,
+  CLASS_TARGET_MIN_CASES,
+  evaluateVulns,
+  OVERALL_RECALL_TARGET,
+  REVIEW_SECONDS_TARGET,
+  recall,
+  type Tally,
+  type VulnsReport,
+  vulnsFailures,
+} from './vulns/evaluate-vulns';
 
 const args = process.argv.slice(2);
 const flag = (name: string) => args.includes(`--${name}`);
 const partsArg = args.find((a) => a.startsWith('--part='))?.slice('--part='.length);
-const parts = new Set((partsArg ?? '1,2,3').split(',').map(Number));
+const parts = new Set((partsArg ?? '1,2,3,4').split(',').map(Number));
 
 const pct = (n: number) => `${(n * 100).toFixed(1)}%`.padStart(7);
 const num = (n: number, width = 5) => String(n).padStart(width);
@@ -153,6 +167,66 @@ function printReal(report: RealReport): string[] {
   return lines;
 }
 
+const tallyCell = (t: Tally | undefined) =>
+  (t ? `${t.caught}/${t.cases} ${pct(recall(t))}` : '-').padStart(14);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+function printVulns(report: VulnsReport): string[] {
+  const peers = report.peers;
+  const lines = [
+    title('Part 4 - published vulnerabilities at the commit that introduced them (not written here)'),
+    'each case (eval/vulns/cases/<id>/) reviewed like svc: a temporary git repository, base = the fixed files, head = the vulnerable files (the fix reversed)',
+    "caught: a finding of the case's class on one of its vulnerable lines",
+    'peers on the same vulnerable files, scored generously (any message on a vulnerable line catches the case):',
+    ...peers.map(
+      (p) => `  ${p.name} on ${p.languages.join('/')}: ${p.version ?? `${p.name}: not installed (not run)`}`,
+    ),
+    '  go, java: no peer here',
+    `target: recall >= ${pct(OVERALL_RECALL_TARGET).trim()} overall and >= ${pct(CLASS_RECALL_TARGET).trim()} in every class with ${CLASS_TARGET_MIN_CASES}+ cases; ahead of each peer in every language where it runs; review < ${REVIEW_SECONDS_TARGET} s per case (reported, not enforced)`,
+    '',
+  ];
+  const header = (name: string) =>
+    `${name.padEnd(26)} ${'svc'.padStart(14)}${peers.map((p) => p.name.slice(0, 14).padStart(16)).join('')}`;
+  const row = (name: string, pick: (t: VulnsReport['svc']) => Tally | undefined) =>
+    `${name.padEnd(26)} ${tallyCell(pick(report.svc))}${peers.map((p) => `  ${tallyCell(pick(p.tallies))}`).join('')}`;
+  lines.push(header('class'));
+  for (const name of Object.keys(report.svc.byClass).sort()) lines.push(row(name, (t) => t.byClass[name]));
+  lines.push('', header('language'));
+  for (const name of Object.keys(report.svc.byLanguage).sort())
+    lines.push(row(name, (t) => t.byLanguage[name]));
+  lines.push(row('total', (t) => t.total));
+  lines.push(
+    '',
+    `${'case'.padEnd(30)} ${'language'.padEnd(11)} ${'class'.padEnd(24)} svc     ${peers.map((p) => p.name.slice(0, 10).padEnd(11)).join('')}review`,
+  );
+  for (const r of report.results)
+    lines.push(
+      `${r.case.id.padEnd(30)} ${r.case.language.padEnd(11)} ${r.case.class.padEnd(24)} ${(r.caught ? 'caught' : 'MISSED').padEnd(8)}${peers.map((p) => (p.name in r.peers ? (r.peers[p.name] ? 'caught' : 'missed') : '-').padEnd(11)).join('')}${seconds(r.reviewMs)}`,
+    );
+  const misses = report.results.filter((r) => !r.caught);
+  if (misses.length > 0) {
+    lines.push('', `missed (${misses.length}):`);
+    for (const r of misses) {
+      const where = r.case.vulnerable.map((v) => `${v.path}:${v.lines.join(',')}`).join(' ');
+      lines.push(`  ${r.case.id} (${r.case.project}, ${r.case.language}, ${r.case.class}) at ${where}`);
+      lines.push(`    ${r.case.summary}`);
+      for (const f of r.foundInstead) lines.push(`    found instead: ${f}`);
+    }
+  }
+  const t = report.timing;
+  const slow = report.results.filter((r) => r.reviewMs > REVIEW_SECONDS_TARGET * 1000);
+  lines.push(
+    '',
+    `review time per case: median ${seconds(t.medianMs)}, max ${seconds(t.maxMs)}${t.slowest ? ` (${t.slowest})` : ''}; ${slow.length} case(s) over ${REVIEW_SECONDS_TARGET} s${slow.length > 0 ? `: ${slow.map((r) => r.case.id).join(', ')}` : ''}`,
+  );
+  const problems = report.results.flatMap((r) => r.problems.map((p) => `  ${r.case.id}: ${p}`));
+  if (report.errors.length > 0 || problems.length > 0)
+    lines.push('', 'malformed cases:', ...report.errors.map((e) => `  ${e}`), ...problems);
+  const gaps = report.results.flatMap((r) => r.gaps.map((g) => `  ${r.case.id}: ${g}`));
+  if (gaps.length > 0) lines.push('', 'gaps:', ...gaps);
+  return lines;
+}
+
 const started = performance.now();
 const failures: string[] = [];
 if (parts.has(1)) {
@@ -180,6 +254,11 @@ if (parts.has(3)) {
   }
   console.log(printReal(report).join('\n'));
   for (const f of realFailures(report)) failures.push(`part 3 (real code): ${f}`);
+}
+if (parts.has(4)) {
+  const report = await evaluateVulns();
+  console.log(printVulns(report).join('\n'));
+  for (const f of vulnsFailures(report)) failures.push(`part 4 (published vulnerabilities): ${f}`);
 }
 console.log(`\n${(performance.now() - started).toFixed(0)} ms`);
 if (failures.length > 0) {

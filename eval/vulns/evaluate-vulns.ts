@@ -1,0 +1,302 @@
+/**
+ * Part 4 of the eval: published vulnerabilities replayed at the change that brought them in.
+ * Each case (cases.ts) becomes a throwaway git repository whose first commit is the fixed files
+ * and whose second is the vulnerable ones; the range is reviewed as svc reviews a pull request
+ * (eval/real's git-range.ts and review-range.ts: real git, real diff, every builtin skill), and
+ * the case is caught when a finding of the case's class lies on one of its vulnerable lines.
+ *
+ * Peers run on the same vulnerable files: ESLint with eslint-plugin-security on JS/TS cases,
+ * bandit on Python cases (each catches a case with any message on a vulnerable line); Go and
+ * Java cases have no peer here. Each case's review is timed (the issue's target: under 3 s).
+ *
+ * Targets (issue 24): recall >= 75% overall and >= 60% in every class with 3 or more cases, and
+ * ahead of every peer in each language where that peer runs.
+ */
+import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LocalCodeHost } from '../../src/codehost/local/local-host';
+import { type Diff, isChangedLine } from '../../src/core/review';
+import type { MergedFinding } from '../../src/review/merge';
+import { type CatalogSkill, loadCatalog } from '../../src/skills/catalog';
+import { buildRangeRepository, type RangeRepository } from '../real/git-range';
+import { reviewRange } from '../real/review-range';
+import { duplicateIds, loadVulnCases, type VulnCase } from './cases';
+import { banditPeer } from './peers/bandit';
+import { eslintSecurityPeer } from './peers/eslint-security';
+import type { Peer } from './peers/peer';
+
+export const OVERALL_RECALL_TARGET = 0.75;
+export const CLASS_RECALL_TARGET = 0.6;
+/** A class is held to its target from this many cases on. */
+export const CLASS_TARGET_MIN_CASES = 3;
+/** Per case; reported, not a failure (the review time depends on the machine's load). */
+export const REVIEW_SECONDS_TARGET = 3;
+
+export const PEERS: Peer[] = [eslintSecurityPeer, banditPeer];
+
+export interface CaseResult {
+  case: VulnCase;
+  caught: boolean;
+  /** What the review reported instead, when it missed (one line each); empty when caught. */
+  foundInstead: string[];
+  /** Peer name -> caught; absent when the peer does not run on the case's language or is not installed. */
+  peers: Record<string, boolean>;
+  reviewMs: number;
+  /** What makes the case itself wrong (a vulnerable line the change does not add, ...). */
+  problems: string[];
+  gaps: string[];
+}
+
+export interface Tally {
+  cases: number;
+  caught: number;
+}
+
+export interface Tallies {
+  total: Tally;
+  byClass: Record<string, Tally>;
+  byLanguage: Record<string, Tally>;
+}
+
+export interface PeerSummary {
+  name: string;
+  /** `tool version`, or null: not installed here. */
+  version: string | null;
+  languages: readonly string[];
+  tallies: Tallies;
+}
+
+export interface VulnsReport {
+  results: CaseResult[];
+  svc: Tallies;
+  peers: PeerSummary[];
+  /** Malformed case folders and duplicate ids. */
+  errors: string[];
+  timing: { medianMs: number; maxMs: number; slowest: string | null };
+}
+
+export const recall = (t: Tally) => (t.cases === 0 ? 0 : t.caught / t.cases);
+
+const emptyTallies = (): Tallies => ({ total: { cases: 0, caught: 0 }, byClass: {}, byLanguage: {} });
+
+function slot(map: Record<string, Tally>, key: string): Tally {
+  const existing = map[key];
+  if (existing) return existing;
+  const created = { cases: 0, caught: 0 };
+  map[key] = created;
+  return created;
+}
+
+function count(tallies: Tallies, c: VulnCase, caught: boolean): void {
+  for (const t of [tallies.total, slot(tallies.byClass, c.class), slot(tallies.byLanguage, c.language)]) {
+    t.cases++;
+    if (caught) t.caught++;
+  }
+}
+
+/** Every place a finding stands for (a grouped idiom lists several). */
+const places = (f: MergedFinding) => f.locations ?? [{ start: f.line, end: f.endLine }];
+
+function onVulnerableLine(c: VulnCase, f: MergedFinding): boolean {
+  return c.vulnerable.some(
+    (v) => v.path === f.path && places(f).some((p) => v.lines.some((n) => n >= p.start && n <= p.end)),
+  );
+}
+
+const ruleClass = (rule: string) => rule.split('/').pop() ?? rule;
+const describe = (f: MergedFinding) => `${f.rule} ${f.severity} at ${f.path}:${f.line}`;
+
+/** What a missed case's review reported, most telling first. */
+function foundInstead(c: VulnCase, findings: MergedFinding[]): string[] {
+  const onLines = findings.filter((f) => onVulnerableLine(c, f));
+  const sameClass = findings.filter((f) => ruleClass(f.rule) === c.class && !onLines.includes(f));
+  const out = [
+    ...onLines.map((f) => `on a vulnerable line: ${describe(f)}${f.dismissal ? ' (dismissed inline)' : ''}`),
+    ...sameClass.map((f) => `${c.class} elsewhere: ${describe(f)}`),
+  ];
+  const others = findings.length - onLines.length - sameClass.length;
+  if (others > 0) out.push(`${others} other finding(s) in the change`);
+  return out.length > 0 ? out : ['no finding in the change'];
+}
+
+/** The case's vulnerable lines that are not in its head files or not added by the change. */
+async function caseProblems(c: VulnCase, diff: Diff): Promise<string[]> {
+  const problems: string[] = [];
+  for (const v of c.vulnerable) {
+    const text = await readFile(join(c.headDir, v.path), 'utf8');
+    const lineCount = text.split('\n').length;
+    const diffFile = diff.files.find((f) => f.path === v.path);
+    if (!diffFile) {
+      problems.push(`${v.path} is not changed by the case's change`);
+      continue;
+    }
+    for (const n of v.lines) {
+      if (n > lineCount)
+        problems.push(`${v.path}:${n} is past the end of the head file (${lineCount} lines)`);
+      else if (!isChangedLine(diffFile, n)) problems.push(`${v.path}:${n} is not a line the change adds`);
+    }
+  }
+  return problems;
+}
+
+/** The case as a two-commit repository under `reposDir` (base: fixed files, head: vulnerable ones). */
+async function caseRange(
+  reposDir: string,
+  c: VulnCase,
+): Promise<{ fullName: string; range: RangeRepository }> {
+  const fullName = `vulns/${c.id}`;
+  // Every involved file new in the vulnerable version: the base commit is empty.
+  const emptyDir = join(reposDir, '.empty-base');
+  await mkdir(emptyDir, { recursive: true });
+  const range = await buildRangeRepository(reposDir, fullName, c.baseDir ?? emptyDir, c.headDir, {
+    base: `${c.id}: fixed (${c.project})`,
+    head: `${c.id}: vulnerable (${c.project})`,
+  });
+  return { fullName, range };
+}
+
+/**
+ * What is wrong with each case's change without reviewing it (real git, the diff svc would
+ * read): case id -> problems, for every case that has any.
+ */
+export async function checkVulnCases(cases: VulnCase[]): Promise<Record<string, string[]>> {
+  const reposDir = await mkdtemp(join(tmpdir(), 'svc-eval-vulns-check-'));
+  const out: Record<string, string[]> = {};
+  try {
+    const host = new LocalCodeHost(reposDir);
+    for (const c of cases) {
+      const { fullName, range } = await caseRange(reposDir, c);
+      const problems = await caseProblems(c, await host.getDiff(fullName, range.baseSha, range.headSha));
+      if (problems.length > 0) out[c.id] = problems;
+    }
+  } finally {
+    await rm(reposDir, { recursive: true, force: true });
+  }
+  return out;
+}
+
+async function runPeers(
+  c: VulnCase,
+  installed: Map<Peer, string | null>,
+): Promise<{ peers: Record<string, boolean>; gaps: string[] }> {
+  const peers: Record<string, boolean> = {};
+  const gaps: string[] = [];
+  const paths = [...new Set(c.vulnerable.map((v) => v.path))];
+  for (const peer of PEERS) {
+    if (!peer.languages.includes(c.language) || !installed.get(peer)) continue;
+    const run = await peer.flag(c.headDir, paths);
+    gaps.push(...run.gaps.map((g) => `${peer.name}: ${g}`));
+    peers[peer.name] = c.vulnerable.some((v) => v.lines.some((n) => run.flagged.get(v.path)?.has(n)));
+  }
+  return { peers, gaps };
+}
+
+async function evaluateCase(
+  reposDir: string,
+  c: VulnCase,
+  skills: CatalogSkill[],
+  installed: Map<Peer, string | null>,
+): Promise<CaseResult> {
+  const { fullName, range } = await caseRange(reposDir, c);
+  const started = performance.now();
+  const review = await reviewRange(reposDir, fullName, range, skills);
+  const reviewMs = performance.now() - started;
+  const findings = review.findings;
+  const caught = findings.some(
+    (f) => !f.dismissal && ruleClass(f.rule) === c.class && onVulnerableLine(c, f),
+  );
+  const { peers, gaps } = await runPeers(c, installed);
+  return {
+    case: c,
+    caught,
+    foundInstead: caught ? [] : foundInstead(c, findings),
+    peers,
+    reviewMs,
+    problems: await caseProblems(c, review.diff),
+    gaps: [...review.gaps, ...gaps],
+  };
+}
+
+function median(values: number[]): number {
+  if (values.length === 0) return 0;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export async function evaluateVulns(
+  options: { cases?: VulnCase[]; skills?: CatalogSkill[]; peers?: boolean } = {},
+): Promise<VulnsReport> {
+  const loaded = options.cases ? { cases: options.cases, errors: [] } : await loadVulnCases();
+  const skills = options.skills ?? (await loadCatalog()).filter((s) => s.engine !== 'llm');
+  const installed = new Map<Peer, string | null>();
+  for (const peer of PEERS) installed.set(peer, options.peers === false ? null : await peer.version());
+  const report: VulnsReport = {
+    results: [],
+    svc: emptyTallies(),
+    peers: PEERS.map((p) => ({
+      name: p.name,
+      version: installed.get(p) ?? null,
+      languages: p.languages,
+      tallies: emptyTallies(),
+    })),
+    errors: [...loaded.errors, ...duplicateIds(loaded.cases).map((d) => `id used twice: ${d}`)],
+    timing: { medianMs: 0, maxMs: 0, slowest: null },
+  };
+  const reposDir = await mkdtemp(join(tmpdir(), 'svc-eval-vulns-'));
+  try {
+    for (const c of loaded.cases) {
+      const result = await evaluateCase(reposDir, c, skills, installed);
+      report.results.push(result);
+      count(report.svc, c, result.caught);
+      for (const summary of report.peers)
+        if (summary.name in result.peers) count(summary.tallies, c, result.peers[summary.name] === true);
+    }
+  } finally {
+    await rm(reposDir, { recursive: true, force: true });
+  }
+  const times = report.results.map((r) => r.reviewMs);
+  const slowest = report.results.reduce<CaseResult | null>(
+    (a, r) => (a && a.reviewMs >= r.reviewMs ? a : r),
+    null,
+  );
+  report.timing = {
+    medianMs: median(times),
+    maxMs: slowest?.reviewMs ?? 0,
+    slowest: slowest?.case.id ?? null,
+  };
+  return report;
+}
+
+/** What keeps part 4 from its targets, one line each (empty: targets met). */
+export function vulnsFailures(report: VulnsReport): string[] {
+  const out: string[] = [...report.errors.map((e) => `malformed case: ${e}`)];
+  for (const r of report.results) for (const p of r.problems) out.push(`malformed case: ${r.case.id}: ${p}`);
+  const total = report.svc.total;
+  if (total.cases === 0) return [...out, 'no case'];
+  if (recall(total) < OVERALL_RECALL_TARGET)
+    out.push(
+      `recall ${pct(recall(total))} overall (${total.caught}/${total.cases}; target >= ${pct(OVERALL_RECALL_TARGET)})`,
+    );
+  for (const [name, t] of Object.entries(report.svc.byClass).sort())
+    if (t.cases >= CLASS_TARGET_MIN_CASES && recall(t) < CLASS_RECALL_TARGET)
+      out.push(
+        `recall ${pct(recall(t))} in ${name} (${t.caught}/${t.cases}; target >= ${pct(CLASS_RECALL_TARGET)})`,
+      );
+  for (const peer of report.peers) {
+    if (!peer.version) continue;
+    for (const [language, t] of Object.entries(peer.tallies.byLanguage).sort()) {
+      const ours = report.svc.byLanguage[language] ?? { cases: 0, caught: 0 };
+      if (!(recall(ours) > recall(t)))
+        out.push(
+          `${language}: svc ${pct(recall(ours))} (${ours.caught}/${ours.cases}) is not ahead of ${peer.name} ${pct(recall(t))} (${t.caught}/${t.cases})`,
+        );
+    }
+  }
+  return out;
+}
+
+const pct = (n: number) => `${(n * 100).toFixed(0)}%`;

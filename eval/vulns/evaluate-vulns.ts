@@ -21,7 +21,7 @@ import type { MergedFinding } from '../../src/review/merge';
 import { type CatalogSkill, loadCatalog } from '../../src/skills/catalog';
 import { buildRangeRepository, type RangeRepository } from '../real/git-range';
 import { reviewRange } from '../real/review-range';
-import { duplicateIds, loadVulnCases, type VulnCase } from './cases';
+import { duplicateIds, loadVulnCases, type VulnCase } from './case-folders';
 import { banditPeer } from './peers/bandit';
 import { eslintSecurityPeer } from './peers/eslint-security';
 import type { Peer } from './peers/peer';

@@ -3,7 +3,7 @@
  * anything on in a case's vulnerable files. Peers are scored generously: any message on a
  * vulnerable line counts as catching the case, whatever the message says.
  */
-import type { VulnLanguage } from '../cases';
+import type { VulnLanguage } from '../case-folders';
 
 export interface PeerRun {
   /** Relative path -> lines the tool reported something on. */

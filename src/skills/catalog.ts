@@ -67,6 +67,13 @@ export interface SkillRule {
    */
   flow?: { value: string; text?: string; unlessBoundBy?: string[]; callers?: boolean };
   /**
+   * A metavariable of the rule (`CTOR` for `$CTOR`) naming where the defect is made when that is
+   * not the match itself: the finding is placed there when the change touched its lines, else at
+   * the match, so `new ObjectInputStream(socket.getInputStream())` added above an unchanged
+   * `readObject()` is reported, and once when both changed.
+   */
+  anchor?: string;
+  /**
    * A regular expression a file must contain a match of for the rule to run there: the names of
    * its sinks (`\\b(exec|spawn)\\w*\\(`). ast-grep compiles a rule on every search, about a
    * millisecond for the larger ones, so skipping files that cannot match keeps a 2,000-file review
@@ -314,6 +321,11 @@ function toRule(
   if (raw.flow !== undefined) rule.flow = toFlow(raw.flow, where, fail);
   if (rule.flow?.unlessBoundBy && rule.languages.some((l) => l !== 'go'))
     return fail(where, 'flow.unless_bound_by is read by the Go flow adapter only: language must be go');
+  if (raw.anchor !== undefined) {
+    if (typeof raw.anchor !== 'string' || !/^[A-Z_][A-Z0-9_]*$/.test(raw.anchor))
+      return fail(where, 'anchor must name a metavariable (e.g. CTOR for $CTOR)');
+    rule.anchor = raw.anchor;
+  }
   if (raw.prefilter !== undefined) rule.prefilter = toPrefilter(raw.prefilter, where, fail);
   if (raw.runtime !== undefined) rule.runtime = toRuntime(raw.runtime, where, fail);
   const constraints = optionalRecord('constraints');
@@ -346,6 +358,10 @@ function toFlow(raw: unknown, where: string, fail: (file: string, problem: strin
       return fail(where, 'flow.unless_bound_by must list calls as pkg.Func (e.g. exec.LookPath)');
     flow.unlessBoundBy = callees;
   }
+  if (raw.callers !== undefined) {
+    if (typeof raw.callers !== 'boolean') return fail(where, 'flow.callers must be true or false');
+    if (raw.callers) flow.callers = true;
+  }
   return flow;
 }
 
@@ -358,10 +374,6 @@ function toRuntime(raw: unknown, where: string, fail: (file: string, problem: st
     return fail(where, 'runtime.name must name a runtime (node, python, go, ...)');
   const runtime: RuleRuntime = { name: raw.name };
   for (const key of ['min', 'max'] as const) {
-  if (raw.callers !== undefined) {
-    if (typeof raw.callers !== 'boolean') return fail(where, 'flow.callers must be true or false');
-    if (raw.callers) flow.callers = true;
-  }
     const value = raw[key];
     if (value === undefined) continue;
     // YAML reads `min: 3.12` as a number: 3.1 and 3.10 would be the same version.

@@ -55,17 +55,27 @@ const queue: Job[] = [];
 let nextId = 1;
 
 /**
- * How the thread is started: from dist/ the built module; from the sources (tests, benchmarks,
- * through tsx or vitest) a small script that registers tsx's loader first.
+ * The analysis thread's nice value: analysis is background work, and on a machine with few cores
+ * the thread answering HTTP (and the database's processes) must get the CPU first. On Linux a
+ * priority set for pid 0 is the calling thread's alone (elsewhere it would be the whole process's,
+ * so it is left alone there).
+ */
+export const ANALYSIS_NICE = 10;
+
+/**
+ * How the thread is started: a small boot script that first lowers the thread's priority, so that
+ * loading the analysis modules (seconds of CPU when tsx compiles them from the sources) already
+ * yields to the server, then loads the thread's module: from dist/ the built one; from the sources
+ * (tests, benchmarks, through tsx or vitest) after registering tsx's loader.
  */
 function startWorker(): Worker {
   const here = import.meta.url;
-  if (here.endsWith('.ts')) {
-    const entry = new URL('./match-thread.ts', here).href;
-    const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
-    return new Worker(boot, { eval: true });
-  }
-  return new Worker(new URL('./reviewers/builtin/match-thread.js', distRoot(here)));
+  // setPriority may be refused (a sandbox): the thread then runs at the process's priority.
+  const lowerPriority = `if (process.platform === 'linux') { try { require('node:os').setPriority(${ANALYSIS_NICE}); } catch {} }`;
+  const load = here.endsWith('.ts')
+    ? `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL('./match-thread.ts', here).href)}); });`
+    : `import(${JSON.stringify(new URL('./reviewers/builtin/match-thread.js', distRoot(here)).href)});`;
+  return new Worker(`${lowerPriority}\n${load}`, { eval: true });
 }
 
 /** dist/ from a module bundled anywhere under it (esbuild puts split chunks at its root). */

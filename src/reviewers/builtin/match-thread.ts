@@ -8,7 +8,6 @@
  * One request at a time. The last few parses are kept (by content) with their flow memos, so the
  * next skill over the same file (security, then correctness) and the base of a file reuse them.
  */
-import { platform, setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import type { FindingDraft } from '../../core/review';
 import type { Gap } from '../../core/runs';
@@ -82,20 +81,6 @@ export async function analyse(request: MatchRequest): Promise<MatchReply> {
     budgetMs: request.budgetMs,
   });
   return { id, ...matched };
-}
-
-/**
- * The thread's nice value: analysis is background work, and on a machine with few cores the
- * thread answering HTTP must get the CPU first. On Linux a priority set for pid 0 is this thread's
- * alone (elsewhere it would be the whole process's, so it is left alone there).
- */
-const NICE = 10;
-if (parentPort && platform() === 'linux') {
-  try {
-    setPriority(NICE);
-  } catch {
-    // Not permitted (a sandbox): the thread runs at the process's priority.
-  }
 }
 
 parentPort?.on('message', (request: MatchRequest) => {

@@ -4,12 +4,14 @@
  * what the main thread finds, do the work there and not here, keep the file budget, and stop at
  * once when the run is aborted. Work and threads are counted, never timed.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { platform } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { worstCase } from '../../../bench/analysis/worst-case';
 import { snippetDiffFile } from '../../../eval/evaluate';
 import { type BuiltinRunOptions, runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
 import { resolutionWork } from '../../../src/reviewers/builtin/flow';
-import { analysisThreads, hardStop } from '../../../src/reviewers/builtin/match-pool';
+import { ANALYSIS_NICE, analysisThreads, hardStop } from '../../../src/reviewers/builtin/match-pool';
 import type { ReviewFile } from '../../../src/reviewers/types';
 import { type CatalogSkill, catalogSkill } from '../../../src/skills/catalog';
 
@@ -135,5 +137,28 @@ describe('analysis thread', () => {
       { reviewerId: 's', signal: never, analysisThread: true },
     );
     expect(next.findings).toHaveLength(5);
+  });
+
+  /** The nice value of every thread of this process (Linux's /proc; field 19 of a task's stat). */
+  const threadNiceValues = (): number[] =>
+    readdirSync('/proc/self/task').map((tid) => {
+      const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+      // The command name (field 2) may hold spaces: count the fields after its closing parenthesis.
+      return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+    });
+
+  it.runIf(platform() === 'linux')('runs its threads at a lower priority than the server', async () => {
+    await runBuiltinSkill(
+      await skill('security'),
+      [file('src/handlers.js', worstCase('javascript', 'functions', 5))],
+      { reviewerId: 's', signal: never, analysisThread: true },
+    );
+    // The thread stays a while after its job; every live one runs at the analysis priority, and
+    // the process's own threads at theirs.
+    const { alive } = analysisThreads();
+    expect(alive).toBeGreaterThan(0);
+    const nice = threadNiceValues();
+    expect(nice.filter((n) => n === ANALYSIS_NICE).length).toBeGreaterThanOrEqual(alive);
+    expect(nice).toContain(0);
   });
 });

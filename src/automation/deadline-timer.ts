@@ -16,6 +16,7 @@ import { STILL_REVIEWING_TITLE } from '../core/checks';
 import type { Database } from '../storage/database';
 import { checkRuns, projects } from '../storage/schema';
 import { checkStillReviewing } from './check';
+import { RepeatingPass } from './repeating-pass';
 
 /** How often the timer looks for checks another process queued (it sleeps until the next due one otherwise). */
 export const DEADLINE_SCAN_MS = 1_000;
@@ -29,29 +30,30 @@ const open = and(
 );
 
 export class DeadlineTimer {
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> | null = null;
-  private stopped = true;
   private readonly scanMs: number;
+  private readonly loop: RepeatingPass;
 
   constructor(
     private readonly deps: { db: Database; codeHosts: CodeHosts },
     private readonly options: { logger: Logger; scanMs?: number },
   ) {
     this.scanMs = options.scanMs ?? DEADLINE_SCAN_MS;
+    this.loop = new RepeatingPass({
+      pass: () => this.tick().then(() => this.nextDelay()),
+      onError: (error) => {
+        this.options.logger.warn({ err: error }, 'deadline pass failed; trying again');
+        return this.scanMs;
+      },
+      keepsProcessAlive: false,
+    });
   }
 
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    await this.running;
+  stop(): Promise<void> {
+    return this.loop.stop();
   }
 
   /** Concludes every check whose deadline has passed; returns how many it concluded. */
@@ -133,21 +135,5 @@ export class DeadlineTimer {
       .where(open);
     const next = row?.next ? new Date(row.next).getTime() - Date.now() : this.scanMs;
     return Math.max(0, Math.min(this.scanMs, next));
-  }
-
-  private schedule(delayMs: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      const pass = this.tick()
-        .then(() => this.nextDelay())
-        .catch((error: unknown) => {
-          this.options.logger.warn({ err: error }, 'deadline pass failed; trying again');
-          return this.scanMs;
-        })
-        .then((delay) => this.schedule(delay));
-      this.running = pass;
-    }, delayMs);
-    this.timer.unref?.();
   }
 }

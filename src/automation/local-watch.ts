@@ -28,6 +28,7 @@ import { LOCAL_INSTALLATION_ID, LocalCodeHost, type LocalPullRecord } from '../c
 import { checkRuns, projects, pullRequests } from '../storage/schema';
 import { type CommentEvent, onFindingThreadReply, onPullRequestComment } from './conversation';
 import { onPush } from './plans';
+import { RepeatingPass } from './repeating-pass';
 import { type AutomationDeps, onPullRequestEvent } from './triggers';
 import { withdrawMerge } from './withdraw-merge';
 
@@ -257,9 +258,8 @@ type ProjectRow = typeof projects.$inferSelect;
 export class LocalWatcher {
   readonly intervalMs: number;
   private readonly logger: Logger;
-  private timer: NodeJS.Timeout | null = null;
-  private stopped = true;
-  /** The tick under way (ticks never overlap). */
+  private readonly loop: RepeatingPass;
+  /** The tick under way (ticks never overlap, whether the loop or a caller started them). */
   private current: Promise<unknown> = Promise.resolve();
   /** The last failure logged per repository: the same one again every tick is logged at debug. */
   private readonly failing = new Map<string, string>();
@@ -272,32 +272,24 @@ export class LocalWatcher {
   ) {
     this.logger = options.logger.child({ component: 'local-watch' });
     this.intervalMs = options.intervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
+    this.loop = new RepeatingPass({
+      pass: () => this.tick().then(() => this.intervalMs),
+      onError: (error) => {
+        this.logger.error({ err: error }, 'watch tick failed');
+        return this.intervalMs;
+      },
+    });
   }
 
   /** Ticks every `intervalMs` until `stop()`. */
   start(): void {
-    if (!this.stopped) return;
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Stops the loop; resolves once a tick under way has finished. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    await this.loop.stop();
     await this.current.catch(() => {});
-  }
-
-  private schedule(delayMs: number): void {
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      this.tick()
-        .catch((error) => this.logger.error({ err: error }, 'watch tick failed'))
-        .finally(() => {
-          if (!this.stopped) this.schedule(this.intervalMs);
-        });
-    }, delayMs);
   }
 
   /** One pass over every project of the local host; an error in one repository skips only it. */

@@ -32,11 +32,12 @@ export interface Svc {
 
 const LEVELS: Record<number, string> = { 40: 'warn', 50: 'error', 60: 'fatal' };
 
-export async function startSvc(env: Record<string, string>, cwd: string): Promise<Svc> {
+/** `svc serve` on a free loopback port in `cwd`, with `env` over this process's and `args` after serve's own. */
+export async function startSvc(env: Record<string, string>, cwd: string, args: string[] = []): Promise<Svc> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
-    [join(ROOT, 'bin', 'svc.mjs'), 'serve', '--host', '127.0.0.1', '--port', String(port)],
+    [join(ROOT, 'bin', 'svc.mjs'), 'serve', '--host', '127.0.0.1', '--port', String(port), ...args],
     { cwd, env: { ...process.env, LOG_LEVEL: 'warn', ...env }, stdio: ['ignore', 'ignore', 'pipe'] },
   );
   const log: ServerLog = { levels: {}, first: [] };
@@ -103,7 +104,8 @@ export interface ProcessSample {
   runs: Record<string, number>;
 }
 
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+/** A process's resident memory (VmRSS) or its peak (VmHWM), MiB, from /proc. */
+export function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const line = readFileSync(`/proc/${pid}/status`, 'utf8')
     .split('\n')
     .find((l) => l.startsWith(`${field}:`));

@@ -7,7 +7,6 @@
  * webhook-acks section of docs/benchmarks.md; `npm run bench:webhooks` runs it after the memory
  * flood, and `node bin/run-ts.mjs bench/webhook-acks.ts` runs it alone.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
@@ -16,8 +15,8 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signPayload } from '../src/github/webhooks/signature';
-import { freePort } from '../test/helpers/net';
 import { writeSection } from './review/doc-section';
+import { startSvc, waitHealthy } from './soak-server';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const DELIVERIES = Number(process.env.BENCH_ACK_DELIVERIES || 500);
@@ -73,20 +72,6 @@ function deliver(port: number, body: string, signature: string): Promise<{ statu
   });
 }
 
-async function waitHealthy(port: number, child: ChildProcess) {
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`svc serve exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('svc serve did not become healthy within 60 s');
-}
-
 const quantile = (sorted: number[], q: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
 
@@ -94,24 +79,20 @@ const quantile = (sorted: number[], q: number) =>
 export async function ackFlood(): Promise<AckRound[]> {
   const body = examplePayload();
   const signature = signPayload(SECRET, body);
-  const port = await freePort();
   const dir = mkdtempSync(join(os.tmpdir(), 'svc-bench-acks-'));
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'svc.mjs'), 'serve'], {
-    cwd: dir,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
+  const svc = await startSvc(
+    {
       SVC_DATA_DIR: join(dir, 'data'),
       SVC_REPOS_DIR: join(dir, 'repos'),
       GITHUB_WEBHOOK_SECRET: SECRET,
       LOG_LEVEL: 'error',
     },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+    dir,
+  );
+  const { port } = svc;
   const rounds: AckRound[] = [];
   try {
-    await waitHealthy(port, child);
+    await waitHealthy(svc);
     await Promise.all(Array.from({ length: 5 }, () => deliver(port, body, signature)));
     for (let round = 0; round < ROUNDS; round++) {
       await new Promise((resolve) => setTimeout(resolve, 2_000));
@@ -134,8 +115,7 @@ export async function ackFlood(): Promise<AckRound[]> {
       );
     }
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+    await svc.stop();
     rmSync(dir, { recursive: true, force: true });
   }
   return rounds;

@@ -9,15 +9,14 @@
  * BENCH_CONCURRENCY (32) and BENCH_BODY_MIB (24) change the flood; BENCH_DOC the output file.
  * Then bench/webhook-acks.ts: acknowledgement latency under a burst of genuine deliveries.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import os from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { freePort } from '../test/helpers/net';
 import { writeSection } from './review/doc-section';
+import { procStatus, startSvc, waitHealthy } from './soak-server';
 import { benchWebhookAcks } from './webhook-acks';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -62,27 +61,6 @@ interface Outcome {
   baselineMiB: number;
   peakMiB: number;
   ms: number;
-}
-
-const status = (pid: number, field: 'VmRSS' | 'VmHWM') => {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(`${field}:`));
-  return Number(/(\d+)/.exec(line ?? '')?.[1] ?? Number.NaN) / 1024;
-};
-
-async function waitHealthy(port: number, child: ChildProcess) {
-  const until = Date.now() + 60_000;
-  while (Date.now() < until) {
-    if (child.exitCode !== null) throw new Error(`svc serve exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/healthz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-  throw new Error('svc serve did not become healthy within 60 s');
 }
 
 /** One post over its own socket, streaming the body with backpressure until answered. */
@@ -135,30 +113,27 @@ function post(port: number, chunked: boolean, size = BODY): Promise<number> {
 }
 
 async function run(scenario: Scenario): Promise<Outcome> {
-  const port = await freePort();
   const dir = mkdtempSync(join(os.tmpdir(), 'svc-bench-webhooks-'));
-  const child = spawn(process.execPath, [join(ROOT, 'bin', 'svc.mjs'), 'serve', '--no-worker'], {
-    cwd: dir,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
+  const svc = await startSvc(
+    {
       SVC_DATA_DIR: join(dir, 'data'),
       SVC_REPOS_DIR: join(dir, 'repos'),
       GITHUB_WEBHOOK_SECRET: SECRET,
       LOG_LEVEL: 'error',
       ...scenario.env,
     },
-    stdio: ['ignore', 'ignore', 'ignore'],
-  });
+    dir,
+    ['--no-worker'],
+  );
+  const { port } = svc;
   try {
-    await waitHealthy(port, child);
-    const pid = child.pid as number;
+    await waitHealthy(svc);
+    const { pid } = svc;
     // Warm the route with small posts (the first request compiles and allocates what every later
     // one reuses), so the flood's growth is the bodies'.
     await Promise.all([post(port, false, 1024), post(port, true, 1024)]);
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    const baselineMiB = status(pid, 'VmRSS');
+    const baselineMiB = procStatus(pid, 'VmRSS');
     writeFileSync(`/proc/${pid}/clear_refs`, '5'); // resets VmHWM to the current RSS
     const started = performance.now();
     const answers = await Promise.all(
@@ -166,14 +141,13 @@ async function run(scenario: Scenario): Promise<Outcome> {
     );
     const ms = performance.now() - started;
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const peakMiB = status(pid, 'VmHWM');
+    const peakMiB = procStatus(pid, 'VmHWM');
     const statuses: Record<string, number> = {};
     for (const s of answers)
       statuses[String(s || 'no answer')] = (statuses[String(s || 'no answer')] ?? 0) + 1;
     return { scenario, statuses, baselineMiB, peakMiB, ms };
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((resolve) => (child.exitCode !== null ? resolve(null) : child.once('exit', resolve)));
+    await svc.stop();
     rmSync(dir, { recursive: true, force: true });
   }
 }

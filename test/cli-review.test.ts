@@ -319,7 +319,7 @@ describe('svc review', { timeout: 120_000 }, () => {
     });
   });
 
-  it('compares with origin/HEAD first, then main or master, then init.defaultBranch', async () => {
+  it('compares with the default branch as the local host reads it: origin/HEAD, init.defaultBranch, then main or master', async () => {
     const origin = repoWithBranch();
     gitIn(origin, ['checkout', '-q', 'main']);
     const clone = join(mkdtempSync(join(tmpdir(), 'svc-clone-')), 'app');
@@ -339,6 +339,14 @@ describe('svc review', { timeout: 120_000 }, () => {
     expect(noDefault.stderr).toMatch(/no default branch.*pass --base/);
     gitIn(trunk, ['config', 'init.defaultBranch', 'trunk']);
     expect((await review(trunk, [], isolated)).stderr).toMatch(/reviewing 1 commit trunk\.\.\.feature/);
+    // A declared default branch outranks the guess: an old `main` lying around is not the base.
+    gitIn(trunk, ['branch', 'main', 'feature']);
+    expect((await review(trunk, [], isolated)).stderr).toMatch(/reviewing 1 commit trunk\.\.\.feature/);
+    // With nothing declared, the existing main is taken (it holds feature's tip: nothing to compare).
+    gitIn(trunk, ['config', '--unset', 'init.defaultBranch']);
+    expect((await review(trunk, [], isolated)).stderr).toMatch(
+      /nothing to compare: feature has no commits that are not on main/,
+    );
   });
 
   it('reviews a detached HEAD or an explicit range into a range ledger', async () => {

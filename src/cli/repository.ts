@@ -1,11 +1,12 @@
 /**
  * The repository `svc review` runs in, and the range it reviews when given no flags: the current
- * branch against its merge base with the default branch (origin/HEAD, else main or master, else
- * the configured init.defaultBranch), plus uncommitted changes when asked.
+ * branch against its merge base with the default branch (read as the local host reads it: origin/HEAD,
+ * init.defaultBranch, else main or master), plus uncommitted changes when asked.
  */
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { resolveDefaultBranch } from '../codehost/local/default-branch';
 import { git, gitBuffer, gitOrNull } from '../codehost/local/git';
 import { usageError } from './exit-codes';
 
@@ -60,27 +61,17 @@ export interface DefaultBranch {
   name: string;
 }
 
-/** origin/HEAD, else main or master, else init.defaultBranch (a local branch, else origin's); null when none exists. */
+/**
+ * The default branch as the local code host reads it (./codehost/local/default-branch.ts): a bare
+ * repository's HEAD, refs/remotes/origin/HEAD, init.defaultBranch, then an existing main or master;
+ * never the checked-out branch. One order for `svc review` and `svc serve`, so both compare a branch
+ * with the same base. Null when none exists.
+ */
 export async function defaultBranch(dir: string): Promise<DefaultBranch | null> {
-  const originHead = (await gitOrNull(dir, ['symbolic-ref', '-q', 'refs/remotes/origin/HEAD']))?.trim();
-  if (originHead?.startsWith('refs/remotes/origin/') && (await commitOf(dir, originHead)))
-    return {
-      ref: originHead.slice('refs/remotes/'.length),
-      name: originHead.slice('refs/remotes/origin/'.length),
-    };
-  const configured = (await gitOrNull(dir, ['config', '--get', 'init.defaultBranch']))?.trim();
-  const names = [...new Set(['main', 'master', ...(configured ? [configured] : [])])];
-  const candidates = names.flatMap((name) => [
-    { ref: name, name, full: `refs/heads/${name}` },
-    { ref: `origin/${name}`, name, full: `refs/remotes/origin/${name}` },
-  ]);
-  const found = await commitsOf(
-    dir,
-    candidates.map((c) => c.full),
-  );
-  const index = found.findIndex((sha) => sha !== null);
-  const hit = candidates[index];
-  return hit ? { ref: hit.ref, name: hit.name } : null;
+  const found = await resolveDefaultBranch(dir);
+  if (!found) return null;
+  const ref = found.ref.startsWith('refs/remotes/') ? found.ref.slice('refs/remotes/'.length) : found.name;
+  return { ref, name: found.name };
 }
 
 export async function mergeBase(dir: string, a: string, b: string): Promise<string | null> {

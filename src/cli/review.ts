@@ -135,7 +135,7 @@ async function chooseTarget(repo: Repository, options: ReviewCliOptions): Promis
   const main = await defaultBranch(repo.dir);
   if (!main)
     throw usageError(
-      'found no default branch to compare with (no origin/HEAD, main, master or init.defaultBranch); pass --base <ref>',
+      'found no default branch to compare with (no origin/HEAD, init.defaultBranch, main or master names an existing branch); pass --base <ref>',
     );
   if (branch !== null && branch === main.name)
     return {

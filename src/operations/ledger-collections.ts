@@ -178,7 +178,10 @@ const findingsList = defineOperation({
     "List the project's findings ledger, newest first; filter by status, severity, pull request or review.",
   scope: 'project',
   query: listQuery.extend({
-    status: z.enum(['open', 'fixed', 'dismissed']).optional(),
+    status: z
+      .enum(['open', 'fixed', 'dismissed', 'all'])
+      .optional()
+      .describe('One status, or `all` (the same as omitting it), as `svc findings list --status` takes.'),
     severity: z.enum(['P0', 'P1', 'P2']).optional(),
     pull_request_id: z.string().max(200).optional(),
     task_id: z.string().max(200).optional().describe('Findings a review produced (its id).'),
@@ -192,7 +195,7 @@ const findingsList = defineOperation({
       .where(
         and(
           scoped(ctx, findings.workspaceId, findings.projectId),
-          query.status ? eq(findings.status, query.status) : undefined,
+          query.status && query.status !== 'all' ? eq(findings.status, query.status) : undefined,
           query.severity ? eq(findings.severity, query.severity) : undefined,
           query.pull_request_id ? eq(findings.pullRequestId, query.pull_request_id) : undefined,
           query.task_id ? eq(findings.taskId, query.task_id) : undefined,

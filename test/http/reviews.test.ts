@@ -434,6 +434,26 @@ describe('reviews', () => {
       headers,
     });
     expect(fixed.json().data.map((f: { id: string }) => f.id)).toContain(evalFindingId);
+    // `all` means what the CLI's --status all means: every status, as when the filter is omitted.
+    const listed = async (query: string) =>
+      (
+        await t.app.inject({
+          method: 'GET',
+          url: `/api/v1/findings?pull_request_id=${pr.id}${query}`,
+          headers,
+        })
+      )
+        .json()
+        .data.map((f: { id: string; status: string }) => `${f.id} ${f.status}`);
+    const every = await listed('&status=all');
+    expect(every).toEqual(await listed(''));
+    const byStatus = [
+      ...(await listed('&status=open')),
+      ...(await listed('&status=fixed')),
+      ...(await listed('&status=dismissed')),
+    ];
+    expect([...every].sort()).toEqual(byStatus.sort());
+    expect(every).toContain(`${evalFindingId} fixed`);
     const finding = await t.app.inject({ method: 'GET', url: `/api/v1/findings/${evalFindingId}`, headers });
     // task_id names the review that reported it last (the later one), not the one that saw it fixed.
     expect(finding.json()).toMatchObject({ status: 'fixed', severity: 'P0', task_id: laterReviewId });

@@ -50,8 +50,15 @@ export function errorRegions(root: SgRoot): LineRegion[] {
     });
 }
 
-/** A line that starts a top-level declaration or statement (not a closing bracket, not blank). */
-const STARTS_DECLARATION = /^[^\s})\]]/;
+/**
+ * A line that starts a top-level declaration or statement: not blank, not a closing bracket, and
+ * not a continuation no statement starts with. Prettier puts the `>` that closes a declaration's
+ * type parameters at column 0 (`export function f<\n  T\n>(a: T) {`, `type X<\n  T\n> = …`): cut
+ * there, the declaration's head fails alone and its body, set aside too, leaves a whole function
+ * unread. The same for a union's `|`, an intersection's `&`, a ternary's `?`/`:`, a chained `.`
+ * and a list's `,`.
+ */
+const STARTS_DECLARATION = /^[^\s})\]>|&?:.,]/;
 /** Comment lines (JavaScript's, Java's, Go's; a block comment's inner lines) and blank lines. */
 const COMMENT_OR_BLANK = /^(\/\/|\/\*|\*)|^\s*$|^\s+\*/;
 /** Lines that belong to the declaration after them: comments and decorators. */

@@ -160,6 +160,61 @@ describe('a declaration set aside as large as the error it replaces', () => {
   });
 });
 
+describe('declarations whose type parameters close at column 0 (Prettier, no semicolons)', () => {
+  // reselect's createSelectorCreator.ts and immer's types-external.ts: Prettier puts the `>` that
+  // closes a long type parameter list at column 0. Cut there, the function's head failed alone,
+  // was set aside, and its body after it became a new ERROR: the whole function went unread.
+  const text = [
+    "import { exec } from 'node:child_process';",
+    '',
+    'export interface Creator<',
+    '  O extends Options = Options',
+    '> {',
+    '  (file: string, args?: readonly string[]): Creator<O>',
+    '  <N extends Options>(file: string, args: readonly string[], options: N): Creator<N>',
+    '  (strings: TemplateStringsArray, ...values: readonly unknown[]): Creator<O>',
+    '  <N extends Options>(options: N): Creator<N>',
+    '}',
+    '',
+    'export function createCreator<',
+    '  Memoize extends Function,',
+    '  Args extends Function',
+    '>(options: Options<Memoize, Args>, req: { query: { dir: string } }) {',
+    "  exec('ls ' + req.query.dir)",
+    '  return options',
+    '}',
+    '',
+  ].join('\n');
+
+  it('keeps the function whole: only the interface stays unread and the call in its body is matched', () => {
+    const first = parse(Lang.TypeScript, text);
+    // The premise: the interface derails the grammar through the function after it.
+    expect(first.root().findAll({ rule: { pattern: 'exec($A)' } })).toHaveLength(0);
+    const recovered = recoverParse(Lang.TypeScript, text, errorRegions(first));
+    // Lines 3-10 (1-based): the interface the grammar cannot read, its `> {` line included.
+    expect(recovered?.errors).toEqual([{ start: 2, end: 9 }]);
+    expect(recovered?.root.root().findAll({ rule: { pattern: 'exec($A)' } })).toHaveLength(1);
+  });
+
+  it('does not start a piece at a line that continues the one before', () => {
+    const pieces = topLevelPieces([
+      'type A<',
+      '  T',
+      '> = T',
+      '  | null',
+      '',
+      'const b = x',
+      '  ? 1',
+      ': 2',
+      '.valueOf()',
+    ]);
+    expect(pieces).toEqual([
+      { start: 0, end: 4 },
+      { start: 5, end: 8 },
+    ]);
+  });
+});
+
 describe('topLevelPieces', () => {
   it('starts a piece at each column-0 declaration, with its comments and decorators', () => {
     const text = [

@@ -9,7 +9,8 @@ import type { FindingDraft } from '../../core/review';
 import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { SkillRule } from '../../skills/catalog';
 import { findAllSliced } from './find-sliced';
-import { boundBy, prepareFlow, shapeOf } from './flow';
+import { boundBy, callersReaching, type HelperCall, prepareFlow, shapeOf } from './flow';
+import { DYNAMIC } from './flow/types';
 import { type ParsedFile, parseErrors } from './languages';
 import { linesIn } from './parse-recovery';
 import { matchKey } from './preexisting';
@@ -73,10 +74,14 @@ const METAVAR = /\$([A-Z_][A-Z0-9_]*)/g;
 function interpolate(template: string, node: SgNode): string {
   return template.replace(METAVAR, (whole, name: string) => {
     const text = node.getMatch(name)?.text();
-    if (text === undefined) return whole;
-    const line = text.split('\n')[0] ?? '';
-    return line.length > 60 ? `${line.slice(0, 57)}...` : line;
+    return text === undefined ? whole : shortText(text);
   });
+}
+
+/** A node's text as a title quotes it: its first line, at most 60 characters. */
+function shortText(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 60 ? `${line.slice(0, 57)}...` : line;
 }
 
 /**
@@ -130,30 +135,44 @@ export function* matchFile(
         continue;
       }
       if (!flowReaches(compiled, node, parsed)) continue;
-      const start = range.start.line + 1;
-      const end =
-        range.end.column === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
-      const line = firstChangedLineIn(file.changedLines, start, end);
-      if (line === null) continue;
-      const key = `${compiled.ruleId}:${start}:${end}`;
-      if (seen.has(key)) continue;
-      seen.add(key);
       const { rule } = compiled;
       const body = interpolate(rule.note, node);
-      const finding: FindingDraft = {
-        severity: rule.severity,
-        path: file.path,
-        line,
-        endLine: Math.max(line, end),
-        title: interpolate(rule.message, node),
-        // A version-dependent finding says which declared version made it apply.
-        body: rule.runtime ? `${body}\n\n_${targets.because(rule.runtime)}_` : body,
-        rule: compiled.ruleId,
-        category: rule.category,
-        reviewer,
+      // `keyed`: the code the finding is known by in the base (./preexisting.ts), wherever it is placed.
+      const report = (at: SgNode, more: string | null, keyed: SgNode) => {
+        const lines = changedLinesOf(file, at);
+        if (!lines) return;
+        const key = `${compiled.ruleId}:${lines.start}:${lines.end}`;
+        if (seen.has(key)) return;
+        seen.add(key);
+        const text = more ? `${body}\n\n${more}` : body;
+        out.push({
+          severity: rule.severity,
+          path: file.path,
+          line: lines.line,
+          endLine: Math.max(lines.line, lines.end),
+          title: interpolate(rule.message, node),
+          // A version-dependent finding says which declared version made it apply.
+          body: rule.runtime ? `${text}\n\n_${targets.because(rule.runtime)}_` : text,
+          rule: compiled.ruleId,
+          category: rule.category,
+          reviewer,
+        });
+        keys?.push(matchKey(compiled.ruleId, keyed.text()));
       };
-      out.push(finding);
-      keys?.push(matchKey(compiled.ruleId, node.text()));
+      // `anchor`: where the defect was made (`new ObjectInputStream(socket...)`) when the change
+      // touched it, else the match (its `readObject()`): one finding either way.
+      const anchor = rule.anchor ? node.getMatch(rule.anchor) : null;
+      report(anchor && changedLinesOf(file, anchor) ? anchor : node, null, node);
+      // `flow.callers`: a same-file function whose parameter reaches this sink is a sink for its
+      // callers; each call passing it a value the code does not fix is reported where it is made.
+      const value = rule.flow?.callers ? node.getMatch(rule.flow.value) : null;
+      if (value) {
+        const sinkText = compiled.flowText ? shapeOf(parsed.language, value, parsed).text : '';
+        for (const reach of callersReaching(parsed.language, value, parsed)) {
+          if (compiled.flowText && !compiled.flowText.test(asPassed(sinkText, reach, parsed))) continue;
+          report(reach.call, throughHelpers(reach, node), reach.call);
+        }
+      }
     }
   }
   const firstError = errors[0];
@@ -173,6 +192,37 @@ export function* matchFile(
     );
   }
   return out;
+}
+
+/**
+ * The sink's text as this caller makes it (`flow.text` is asked of it): the argument's text in
+ * place of the sink's first part the code does not fix. So an argument vector with a fixed
+ * program handed to a `run(List<String> cmd)` helper reads as that vector, and a ref handed to a
+ * `fetch(remote)` helper reads as `git fetch <ref>`. (Which unfixed part is the parameter is not
+ * tracked: the first stands for it.)
+ */
+function asPassed(sinkText: string, reach: HelperCall, parsed: ParsedFile): string {
+  const passed = shapeOf(parsed.language, reach.argument, parsed).text;
+  return sinkText.includes(DYNAMIC) ? sinkText.replace(DYNAMIC, () => passed) : passed;
+}
+
+/** Where a helper call's value comes from and how it reaches the sink, for the finding's body. */
+function throughHelpers(reach: HelperCall, sink: SgNode): string {
+  const path = reach.through.map((t) => `\`${t.helper}()\` (parameter \`${t.parameter}\`)`).join(' → ');
+  return `This call passes \`${shortText(reach.argument.text())}\`, which reaches the sink at line ${sink.range().start.line + 1} through ${path}.`;
+}
+
+/** The first changed line of `node` and its 1-based line span, or null when the change did not touch it. */
+function changedLinesOf(
+  file: MatchTarget,
+  node: SgNode,
+): { line: number; start: number; end: number } | null {
+  const range = node.range();
+  const start = range.start.line + 1;
+  const end =
+    range.end.column === 0 && range.end.line > range.start.line ? range.end.line : range.end.line + 1;
+  const line = firstChangedLineIn(file.changedLines, start, end);
+  return line === null ? null : { line, start, end };
 }
 
 /** The file's lines, the empty one after a final line end not counted. */

@@ -14,6 +14,7 @@
  * so the thousandth sink reading a variable neither searches nor combines its writes again.
  */
 import type { SgNode } from '@ast-grep/napi';
+import { callersReaching } from './go-callers';
 import {
   declaringScope,
   memoFor,
@@ -112,11 +113,52 @@ interface Walk {
    * without one has the same shape wherever it is asked from, so the parse remembers it.
    */
   cutoffs: { count: number };
+  /** Parameters the value was found to depend on: what callers pass there reaches it (./go-callers.ts). */
+  parameters: ParameterRef[];
+}
+
+/** A function's parameter a value depends on: `script` of `func run(script string) { exec... }`. */
+export interface ParameterRef {
+  /** The function (declaration, method or literal) whose parameter it is. */
+  fn: SgNode;
+  name: string;
+}
+
+const walkFor = (parse: object | undefined): Walk => ({
+  depth: 0,
+  resolving: new Set(),
+  memo: memoFor(parse),
+  cutoffs: { count: 0 },
+  parameters: [],
+});
+
+/**
+ * The value's shape and the parameters of its functions it depends on, each once: with
+ * `func run(script string) { exec.Command("sh", "-c", "set -e; "+script) }` the sink's script is
+ * not constant because of `script`, so what callers pass as `script` reaches it.
+ */
+export function shapeWithParameters(
+  node: SgNode,
+  parse?: object,
+): { shape: ValueShape; parameters: ParameterRef[] } {
+  const walk = walkFor(parse);
+  const shape = shapeOf(node, walk);
+  return { shape, parameters: uniqueParameters(walk.parameters) };
+}
+
+function uniqueParameters(parameters: readonly ParameterRef[]): ParameterRef[] {
+  const seen = new Set<string>();
+  return parameters.filter((p) => {
+    const key = `${p.fn.id()}:${p.name}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 export const goFlow: FlowLanguage = {
-  shapeOf: (node: SgNode, parse?: object) =>
-    shapeOf(node, { depth: 0, resolving: new Set(), memo: memoFor(parse), cutoffs: { count: 0 } }),
+  shapeOf: (node: SgNode, parse?: object) => shapeOf(node, walkFor(parse)),
+  callersReaching: (value: SgNode, parse?: object) => callersReaching(value, parse),
   prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
     prepareIndex(root, memoFor(parse), yieldNow),
   boundBy: (node: SgNode, callees: ReadonlySet<string>, parse?: object) =>
@@ -374,10 +416,20 @@ function builderShape(receiver: SgNode, walk: Walk): ValueShape {
  */
 function remembered(key: string, walk: Walk, compute: () => ValueShape): ValueShape {
   const known = walk.memo.resolved.get(key);
-  if (known && walk.depth <= known.depth) return known.shape;
+  if (known && walk.depth <= known.depth) {
+    walk.parameters.push(...known.parameters);
+    return known.shape;
+  }
   const cutoffsBefore = walk.cutoffs.count;
+  const parametersBefore = walk.parameters.length;
   const shape = compute();
-  if (walk.cutoffs.count === cutoffsBefore) walk.memo.resolved.set(key, { shape, depth: walk.depth });
+  if (walk.cutoffs.count === cutoffsBefore)
+    walk.memo.resolved.set(key, {
+      shape,
+      depth: walk.depth,
+      // Once each: a variable written a thousand times from one parameter depends on it once.
+      parameters: uniqueParameters(walk.parameters.slice(parametersBefore)),
+    });
   return shape;
 }
 
@@ -444,6 +496,7 @@ function resolveName(use: SgNode, walk: Walk): ValueShape {
     const roles = writesIn(scope, names);
     if (scope.kind() === 'source_file' && !roles.some((r) => r.kind === 'declare'))
       return ALL_CAPS.test(name) ? constantShape(name) : dynamicShape();
+    if (roles.some((r) => r.kind === 'parameter')) walk.parameters.push({ fn: scope, name });
     return combine(roles, { ...walk, resolving });
   });
 }

@@ -24,6 +24,7 @@
 import type { SgNode } from '@ast-grep/napi';
 import type { Steps } from '../../../core/cooperative';
 import { findAllSliced } from '../find-sliced';
+import { callersReaching } from './java-callers';
 import {
   constantShape,
   DYNAMIC,
@@ -111,6 +112,8 @@ interface Context {
    * counter for the whole question): a name resolved without one is remembered for the parse.
    */
   cutoffs: { count: number };
+  /** Parameters the value was found to depend on: what callers pass there reaches it (./java-callers.ts). */
+  parameters: ParameterRef[];
 }
 
 /**
@@ -136,7 +139,14 @@ interface TreeIndex {
    * Shapes of bindings and fields (the keys `guarded` uses) resolved without a cutoff, with the
    * depth they were resolved at: the same answer holds from there or shallower.
    */
-  resolved: Map<string, { shape: Shape; depth: number }>;
+  resolved: Map<string, { shape: Shape; depth: number; parameters: ParameterRef[] }>;
+}
+
+/** A method's (or lambda's, constructor's) parameter a value depends on: `cmd` of `void run(String cmd)`. */
+export interface ParameterRef {
+  /** The scope whose parameter it is. */
+  fn: SgNode;
+  name: string;
 }
 
 const indexes = new WeakMap<object, TreeIndex>();
@@ -619,7 +629,11 @@ function resolveName(node: SgNode, ctx: Context, fieldsOnly = false): Shape {
     if (!fieldsOnly && isScope(a)) {
       const bindings = bindingsOf(a, name, ctx);
       if (bindings)
-        return guarded(`${a.id()}:${name}`, ctx, () => shapeOfBindings(bindings, { ...ctx, use: node }));
+        return guarded(`${a.id()}:${name}`, ctx, () => {
+          if (bindings.parameter && !isNumericType(bindings.parameter.field('type')))
+            ctx.parameters.push({ fn: a, name });
+          return shapeOfBindings(bindings, { ...ctx, use: node });
+        });
     }
     if (CLASS_BODY_KINDS.has(kindOf(a))) {
       const field = fieldIn(a, name, ctx);
@@ -636,13 +650,23 @@ function guarded(key: string, ctx: Context, resolve: () => Shape): Shape {
     return constant('');
   }
   const known = ctx.tree.resolved.get(key);
-  if (known && ctx.depth <= known.depth) return known.shape;
+  if (known && ctx.depth <= known.depth) {
+    ctx.parameters.push(...known.parameters);
+    return known.shape;
+  }
   const cutoffsBefore = ctx.cutoffs.count;
+  const parametersBefore = ctx.parameters.length;
   ctx.visiting.add(key);
   try {
     const shape = resolve();
     // Met no cycle, no depth limit and nothing that depends on the use or the sink: the same answer anywhere.
-    if (ctx.cutoffs.count === cutoffsBefore) ctx.tree.resolved.set(key, { shape, depth: ctx.depth });
+    if (ctx.cutoffs.count === cutoffsBefore)
+      ctx.tree.resolved.set(key, {
+        shape,
+        depth: ctx.depth,
+        // Once each: a name written a thousand times from one parameter depends on it once.
+        parameters: uniqueParameters(ctx.parameters.slice(parametersBefore)),
+      });
     return shape;
   } finally {
     ctx.visiting.delete(key);
@@ -853,12 +877,54 @@ function shapeOfNode(node: SgNode, ctx: Context): Shape {
   }
 }
 
+/**
+ * The value's shape and the parameters of its scopes it depends on, each once: with
+ * `void run(String cmd) { Runtime.getRuntime().exec("sh -c " + cmd); }` the command is not
+ * constant because of `cmd`, so what callers pass as `cmd` reaches it.
+ */
+export function shapeWithParameters(
+  node: SgNode,
+  parse?: object,
+): { shape: ValueShape; parameters: ParameterRef[] } {
+  const tree = indexFor(parse);
+  const ctx: Context = {
+    depth: 0,
+    visiting: new Set(),
+    sink: node,
+    tree,
+    cutoffs: { count: 0 },
+    parameters: [],
+  };
+  const shape = shapeIn(node, ctx);
+  return {
+    shape: { constant: shape.constant, text: shape.text },
+    parameters: uniqueParameters(ctx.parameters),
+  };
+}
+
+function uniqueParameters(parameters: readonly ParameterRef[]): ParameterRef[] {
+  const seen = new Set<string>();
+  return parameters.filter((p) => {
+    const key = `${p.fn.id()}:${p.name}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+}
+
+/** The parameters `scope` declares, in order, with whether the last is variadic (`String... args`). */
+export function declaredParameters(scope: SgNode): { names: string[]; variadic: boolean } {
+  const params = parametersOf(scope);
+  const declared = scope.field('parameters')?.namedChildren() ?? [];
+  const last = declared[declared.length - 1];
+  return { names: params.map(([n]) => n.text()), variadic: last?.kind() === 'spread_parameter' };
+}
+
 export const javaFlow: FlowLanguage = {
   shapeOf(node: SgNode, parse?: object): ValueShape {
-    const tree = indexFor(parse);
-    const shape = shapeIn(node, { depth: 0, visiting: new Set(), sink: node, tree, cutoffs: { count: 0 } });
-    return { constant: shape.constant, text: shape.text };
+    return shapeWithParameters(node, parse).shape;
   },
+  callersReaching: (value: SgNode, parse?: object) => callersReaching(value, parse),
   prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
     prepareIndex(root, indexFor(parse), yieldNow),
 };

@@ -1,0 +1,179 @@
+/**
+ * Go and Java: a same-file helper whose parameter reaches a sink is a sink for its callers
+ * (`flow.callers`), and a rule's `anchor` places a finding where the defect was made.
+ */
+import { describe, expect, it } from 'vitest';
+import { snippetDiffFile } from '../../../eval/evaluate';
+import type { LineRange } from '../../../src/core/review';
+import { runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
+import { resolutionWork } from '../../../src/reviewers/builtin/flow';
+import type { ReviewFile } from '../../../src/reviewers/types';
+import { type CatalogSkill, catalogSkill, skillFromFiles } from '../../../src/skills/catalog';
+
+const never = new AbortController().signal;
+
+async function security(): Promise<CatalogSkill> {
+  const skill = await catalogSkill('security');
+  if (!skill) throw new Error('no catalog skill security');
+  return skill;
+}
+
+/** The findings of `rule` in `code` at `path`, with only `changed` lines changed (all when omitted). */
+async function findings(path: string, code: string, rule: string, changed: LineRange[] | null = null) {
+  const file: ReviewFile = { diff: snippetDiffFile(path, code, changed), content: code };
+  const result = await runBuiltinSkill(await security(), [file], { reviewerId: 'security', signal: never });
+  return result.findings.filter((f) => f.rule === `security/${rule}`);
+}
+
+const lines = (...n: number[]): LineRange[] => n.map((l) => ({ start: l, end: l }));
+
+describe('Go: a helper whose parameter reaches sh -c is a sink for its callers', () => {
+  const code = [
+    'package ops', // 1
+    '', // 2
+    'func shell(script string) error {', // 3
+    '\treturn exec.Command("sh", "-c", script).Run()', // 4
+    '}', // 5
+    '', // 6
+    'func archive(dir string) error {', // 7
+    '\treturn shell("tar czf /tmp/b.tgz " + dir)', // 8
+    '}', // 9
+    '', // 10
+    'func (h *H) Backup(w http.ResponseWriter, r *http.Request) {', // 11
+    '\t_ = archive(r.FormValue("dir"))', // 12
+    '\t_ = shell("sync")', // 13
+    '}', // 14
+    '',
+  ].join('\n');
+
+  it('reports a changed call two helpers above the sink, naming the path the value takes', async () => {
+    const found = await findings('internal/ops/backup.go', code, 'command-injection', lines(12));
+    expect(found.map((f) => f.line)).toEqual([12]);
+    expect(found[0]?.body).toContain('`archive()` (parameter `dir`) → `shell()` (parameter `script`)');
+    expect(found[0]?.body).toContain('r.FormValue("dir")');
+    expect(found[0]?.body).toContain('sink at line 4');
+  });
+
+  it('leaves a caller passing a constant quiet', async () => {
+    expect(await findings('internal/ops/backup.go', code, 'command-injection', lines(13))).toEqual([]);
+  });
+
+  it('reports each place once when every line changed', async () => {
+    const found = await findings('internal/ops/backup.go', code, 'command-injection');
+    expect(found.map((f) => f.line)).toEqual([4, 8, 12]);
+  });
+
+  it('follows a cycle of calls once and ends', async () => {
+    const cycle = [
+      'package ops',
+      '',
+      'func a(s string, n int) error {',
+      '\tif n > 0 { return b(s, n-1) }',
+      '\treturn exec.Command("sh", "-c", s).Run()',
+      '}',
+      '',
+      'func b(s string, n int) error { return a(s, n) }',
+      '',
+      'func H(r *http.Request) { _ = b(r.FormValue("s"), 2) }',
+      '',
+    ].join('\n');
+    const found = await findings('internal/ops/cycle.go', cycle, 'command-injection', lines(10));
+    expect(found.map((f) => f.line)).toEqual([10]);
+  });
+
+  it('does work per sink that does not grow with the callers of other helpers', async () => {
+    const file = (n: number) =>
+      [
+        'package ops',
+        '',
+        ...Array.from(
+          { length: n },
+          (_, i) => `func run${i}(s string) error { return exec.Command("sh", "-c", s).Run() }`,
+        ),
+        'func H(r *http.Request) {',
+        ...Array.from({ length: n }, (_, i) => `\t_ = run${i}(r.FormValue("p${i}"))`),
+        '}',
+        '',
+      ].join('\n');
+    const visits = async (n: number) => {
+      const before = resolutionWork.visits;
+      const found = await findings('internal/ops/many.go', file(n), 'command-injection');
+      expect(found).toHaveLength(2 * n);
+      return resolutionWork.visits - before;
+    };
+    const small = await visits(100);
+    const large = await visits(200);
+    expect(large).toBeLessThanOrEqual(2.3 * small);
+  });
+});
+
+describe('Java: a helper whose parameter reaches a command is a sink for its callers', () => {
+  const code = [
+    'public class Ops {', // 1
+    '    private void run(String command) throws IOException {', // 2
+    '        Runtime.getRuntime().exec(new String[] {"sh", "-c", command});', // 3
+    '    }', // 4
+    '    private int argv(List<String> command) throws Exception {', // 5
+    '        return new ProcessBuilder(command).start().waitFor();', // 6
+    '    }', // 7
+    '    public void ping(HttpServletRequest req) throws Exception {', // 8
+    '        run("ping -c 1 " + req.getParameter("host"));', // 9
+    '        run("uptime");', // 10
+    '        argv(List.of("ping", "-c", "1", req.getParameter("host")));', // 11
+    '    }', // 12
+    '}', // 13
+    '',
+  ].join('\n');
+
+  it('reports a changed call whose argument reaches sh -c', async () => {
+    const found = await findings('src/main/java/Ops.java', code, 'command-injection', lines(9, 10, 11));
+    expect(found.map((f) => f.line)).toEqual([9]);
+    expect(found[0]?.body).toContain('`run()` (parameter `command`)');
+  });
+
+  it('reads an argument vector handed to a helper as the vector: a fixed program stays quiet', async () => {
+    const found = await findings('src/main/java/Ops.java', code, 'command-injection', lines(11));
+    expect(found).toEqual([]);
+  });
+});
+
+describe('a rule anchor: where the defect was made, once', () => {
+  const code = [
+    'public class Receiver {', // 1
+    '    public Object receive(Socket socket) throws Exception {', // 2
+    '        ObjectInputStream in = new ObjectInputStream(socket.getInputStream());', // 3
+    '        log.debug("receiving");', // 4
+    '        return in.readObject();', // 5
+    '    }', // 6
+    '}', // 7
+    '',
+  ].join('\n');
+  const path = 'src/main/java/com/acme/Receiver.java';
+
+  it('reports the stream at its constructor when the readObject() line did not change', async () => {
+    const found = await findings(path, code, 'unsafe-deserialization', lines(3));
+    expect(found.map((f) => f.line)).toEqual([3]);
+  });
+
+  it('reports one finding, at the constructor, when both changed', async () => {
+    const found = await findings(path, code, 'unsafe-deserialization');
+    expect(found.map((f) => f.line)).toEqual([3]);
+  });
+
+  it('reports the readObject() when only it changed', async () => {
+    const found = await findings(path, code, 'unsafe-deserialization', lines(5));
+    expect(found.map((f) => f.line)).toEqual([5]);
+  });
+
+  it('is read from a rule file and must name a metavariable', async () => {
+    const manifest =
+      '---\nid: house\ntitle: House\ndescription: House rules.\nlanguages: [java]\n---\nHouse.\n';
+    const rule = (anchor: string) =>
+      `id: r\nlanguage: java\nmessage: m\nnote: n\nanchor: ${anchor}\nrule: { pattern: $A.readObject() }\n`;
+    const skill = await skillFromFiles('house', { 'SKILL.md': manifest, 'rules/r.yml': rule('A') });
+    expect(skill.rules[0]?.anchor).toBe('A');
+    await expect(
+      skillFromFiles('house', { 'SKILL.md': manifest, 'rules/r.yml': rule('$A') }),
+    ).rejects.toThrow(/anchor must name a metavariable/);
+  });
+});

@@ -29,6 +29,13 @@ export type Binding =
   | { kind: 'dynamic' }
   | { kind: 'global' };
 
+/** A function's parameter a value depends on: `cmd` of `def run(cmd): os.system(cmd)`. */
+export interface ParameterRef {
+  /** The `def` (or lambda) whose parameter it is. */
+  fn: SgNode;
+  name: string;
+}
+
 /** What one parse is known to say, kept for as long as the parse is. */
 export interface ParseMemo {
   /** Identifier nodes by name, from one search of the file; null until made. */
@@ -43,7 +50,9 @@ export interface ParseMemo {
    * Shapes of names (`<scope id>:<name>`) resolved without meeting a cutoff, with the hops and
    * nesting they were resolved at: the same answer holds from there or shallower.
    */
-  resolved: Map<string, { shape: ValueShape; hops: number; nesting: number }>;
+  resolved: Map<string, { shape: ValueShape; hops: number; nesting: number; parameters: ParameterRef[] }>;
+  /** Facts about the file's calls, kept by ./python-callers.ts; null until asked. */
+  callers: unknown;
 }
 
 const memoByParse = new WeakMap<object, ParseMemo>();
@@ -58,6 +67,7 @@ export function memoFor(parse: object | undefined): ParseMemo {
       bindings: new Map(),
       returns: new Map(),
       resolved: new Map(),
+      callers: null,
     };
     if (parse) memoByParse.set(parse, memo);
   }
@@ -104,7 +114,7 @@ function functionsByScope(definitions: SgNode[]): Map<string, SgNode> {
   return functions;
 }
 
-function identifiersNamed(name: string, from: SgNode, memo: ParseMemo): SgNode[] {
+export function identifiersNamed(name: string, from: SgNode, memo: ParseMemo): SgNode[] {
   if (memo.identifiers) return memo.identifiers.get(name) ?? [];
   // Not prepared: search the file for this one name (a Python identifier needs no escaping).
   return from

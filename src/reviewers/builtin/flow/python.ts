@@ -15,14 +15,17 @@
  * machine chooses them: the process environment and command line (`os.environ`, `os.getenv`,
  * `sys.argv[i]`: set by whoever runs the program, as trusted as the code; CodeQL's default
  * "remote" threat model leaves them out for the same reason) and paths of temporary files the process creates itself (`tempfile.mkstemp`).
- * A call to a helper defined in the same module is followed one level: its result is constant
- * when its arguments are and every `return` builds only on them and constants.
+ * A call to a helper defined in the same module is followed: its result is constant when its
+ * arguments are and every `return` builds only on them and constants. The other way, a value
+ * that depends on a parameter of its function names that parameter (`shapeWithParameters`), so a
+ * function whose parameter reaches a sink is a sink for its callers (./python-callers.ts).
  *
  * The work is linear in a file's sinks: names are looked up in a per-parse index
  * (flow/python-index.ts), and a name's shape found without a cutoff is remembered for the parse,
  * so the thousandth sink reading a name neither searches nor combines its bindings again.
  */
 import type { SgNode } from '@ast-grep/napi';
+import { callersReaching } from './python-callers';
 import {
   type Binding,
   bindingsOf,
@@ -31,6 +34,7 @@ import {
   localFunction,
   memoFor,
   outerScope,
+  type ParameterRef,
   type ParseMemo,
   prepareIndex,
   returnsOf,
@@ -206,21 +210,46 @@ interface Walk {
    * resolved without one has the same shape wherever it is asked from, so the parse remembers it.
    */
   cutoffs: { count: number };
+  /**
+   * Parameters the value was found to depend on, in the order met (repeats allowed): a sink's
+   * value handed in by the function's callers (./python-callers.ts). Shared by the whole walk.
+   */
+  parameters: ParameterRef[];
+}
+
+const newWalk = (parse: object | undefined): Walk => ({
+  hops: 0,
+  nesting: 0,
+  resolving: new Set(),
+  resolved: new Map(),
+  constantParameters: new Set(),
+  memo: memoFor(parse),
+  cutoffs: { count: 0 },
+  parameters: [],
+});
+
+/** What reaches `node`, and the parameters of the functions around it that it depends on. */
+export function shapeWithParameters(
+  node: SgNode,
+  parse: object | undefined,
+): { shape: ValueShape; parameters: ParameterRef[] } {
+  const walk = newWalk(parse);
+  const shape = shapeOf(node, walk);
+  const seen = new Set<string>();
+  const parameters = walk.parameters.filter((p) => {
+    const key = `${p.fn.id()}:${p.name}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  return { shape, parameters };
 }
 
 export const pythonFlow: FlowLanguage = {
-  shapeOf: (node: SgNode, parse?: object) =>
-    shapeOf(node, {
-      hops: 0,
-      nesting: 0,
-      resolving: new Set(),
-      resolved: new Map(),
-      constantParameters: new Set(),
-      memo: memoFor(parse),
-      cutoffs: { count: 0 },
-    }),
+  shapeOf: (node: SgNode, parse?: object) => shapeOf(node, newWalk(parse)),
   prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
     prepareIndex(root, memoFor(parse), yieldNow),
+  callersReaching: (value: SgNode, parse?: object) => callersReaching(value, parse),
 };
 
 function shapeOf(node: SgNode, walk: Walk): ValueShape {
@@ -590,8 +619,11 @@ function parameterNames(fn: SgNode): Set<string> {
  */
 function scopeShape(scope: SgNode, name: string, walk: Walk): ValueShape | null {
   if (scope.kind() === 'function_definition' || scope.kind() === 'lambda') {
-    if (parameterNames(scope).has(name))
-      return walk.constantParameters.has(scope.id()) ? constantShape('') : dynamicShape();
+    if (parameterNames(scope).has(name)) {
+      if (walk.constantParameters.has(scope.id())) return constantShape('');
+      walk.parameters.push({ fn: scope, name });
+      return dynamicShape();
+    }
   }
   const bindings = bindingsOf(scope, name, walk.memo);
   if (bindings.length === 0) return null;
@@ -615,9 +647,11 @@ function scopeShape(scope: SgNode, name: string, walk: Walk): ValueShape | null 
   const remembered = rememberable ? walk.memo.resolved.get(key) : undefined;
   if (remembered && walk.hops <= remembered.hops && walk.nesting <= remembered.nesting) {
     walk.resolved.set(key, { shape: remembered.shape, cut: false });
+    walk.parameters.push(...remembered.parameters);
     return remembered.shape;
   }
   const cutoffsBefore = walk.cutoffs.count;
+  const parametersBefore = walk.parameters.length;
   walk.resolving.add(key);
   try {
     let text: string | null = null;
@@ -632,7 +666,13 @@ function scopeShape(scope: SgNode, name: string, walk: Walk): ValueShape | null 
     const shape = { constant, text: text ?? '' };
     const cut = walk.cutoffs.count !== cutoffsBefore;
     walk.resolved.set(key, { shape, cut });
-    if (rememberable && !cut) walk.memo.resolved.set(key, { shape, hops: walk.hops, nesting: walk.nesting });
+    if (rememberable && !cut)
+      walk.memo.resolved.set(key, {
+        shape,
+        hops: walk.hops,
+        nesting: walk.nesting,
+        parameters: walk.parameters.slice(parametersBefore),
+      });
     return shape;
   } finally {
     walk.resolving.delete(key);

@@ -65,6 +65,7 @@ export async function executeReviewer(
       signal: input.signal,
       runtimes: input.runtimes,
       readBase: input.readBase,
+      readHead: input.readHead,
       fileBudgetMs: fileAnalysisBudgetMs(deps.env),
       // The service's event loop answers /healthz and the API meanwhile: matching goes to a thread.
       analysisThread: true,

@@ -174,6 +174,7 @@ async function runReviewer(
       signal: input.signal,
       runtimes: input.runtimes,
       readBase: input.readBase,
+      readHead: input.readHead,
       fileBudgetMs: fileAnalysisBudgetMs(env),
     });
   }
@@ -277,6 +278,8 @@ export async function reviewLocalRange(input: LocalReviewInput): Promise<LocalRe
     runtimes: runtimes.runtimes,
     // Rule reviewers read the base of a file they found something in (pre-existing findings).
     readBase: baseReader((basePaths) => readBlobs(input.dir, input.base, basePaths)),
+    // ... and the modules a changed file imports, at head (helpers that are sinks).
+    readHead: baseReader((headPaths) => readBlobs(input.dir, input.head, headPaths)),
     signal,
   };
   await engine;

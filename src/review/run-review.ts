@@ -402,6 +402,8 @@ async function review(
     runtimes: knowledge?.runtimes ?? [],
     // Rule reviewers read the base of a file they found something in (pre-existing findings).
     readBase: baseReader((basePaths) => host.readFiles(repo, target.baseSha, basePaths)),
+    // ... and the modules a changed file imports, at head (helpers that are sinks).
+    readHead: baseReader((headPaths) => host.readFiles(repo, target.headSha, headPaths)),
     signal: ctx.signal,
     // Model reviewers write their prompts and answers (redacted) to the run's transcript.
     transcript: {

@@ -35,6 +35,12 @@ export interface ReviewInput {
   files: ReviewFile[];
   /** The base's files; omitted: every finding on a changed line is reported. */
   readBase?: BaseReader;
+  /**
+   * The head's files, any of the repository's (same form as readBase): rule reviewers read the
+   * modules a changed file imports, so a helper there that runs a shell command is a sink for the
+   * file's calls. Omitted: imports are not followed.
+   */
+  readHead?: BaseReader;
   /** Project guidance (`svc.review.guidance`), repository knowledge and current learnings. */
   guidance: string;
   learnings: string[];

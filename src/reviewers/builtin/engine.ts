@@ -17,6 +17,7 @@ import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage } from '../../skills/catalog';
 import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
 import { groupRepeats } from './group';
+import { ImportedHelpers } from './imported-helpers';
 import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
 import {
   type CompiledRule,
@@ -53,6 +54,13 @@ export interface BuiltinRunOptions {
    * every finding on a changed line is reported.
    */
   readBase?: BaseReader | undefined;
+  /**
+   * The head's files (any of the repository's). A JavaScript/TypeScript file's relative imports are
+   * read through it (the change's own files from the change), and an exported helper there whose
+   * parameter reaches the sink of a `flow.callers` rule is a sink for the file's calls
+   * (./imported-helpers.ts; one import deep). Omitted: imports are not followed.
+   */
+  readHead?: BaseReader | undefined;
   /**
    * Milliseconds of matching one file may take, counted over that file's own slices of work (files
    * matched side by side and the turns the server gets in between do not count): past it the file's
@@ -204,6 +212,13 @@ export async function runBuiltinSkill(
     const targets = new RuntimeTargets(options.runtimes);
     const keys = new Map<FindingDraft, string>();
     const touched: Touched<CompiledRule>[] = [];
+    const imported = options.readHead
+      ? new ImportedHelpers(
+          options.readHead,
+          new Map(candidates.map((f) => [f.diff.path, f.content])),
+          (language) => compiled.byLanguage.get(language) ?? [],
+        )
+      : null;
     await pool(candidates, CONCURRENCY, options.signal, async (file) => {
       const language = ruleLanguageOf(file.diff.path, file.declaredLanguage);
       if (!language) return;
@@ -217,9 +232,26 @@ export async function runBuiltinSkill(
           pathSelected(file.diff.path, c.rule.files, c.rule.ignores) &&
           (c.prefilter === null || c.prefilter.test(file.content)),
       );
-      if (rules.length === 0 || tooLarge(file)) return;
+      // A file may call a helper of a module it imports that runs a command, without naming any sink itself.
+      const followsImports =
+        imported !== null &&
+        (compiled.byLanguage.get(language) ?? []).some(
+          (c) =>
+            c.rule.flow?.callers &&
+            (role === 'production' || !c.rule.productionOnly) &&
+            pathSelected(file.diff.path, c.rule.files, c.rule.ignores),
+        );
+      if ((rules.length === 0 && !followsImports) || tooLarge(file)) return;
+      const importedSinks = followsImports
+        ? await imported.forFile(file.diff.path, file.content, language)
+        : [];
+      if (rules.length === 0 && importedSinks.length === 0) return;
       const outcome = await matchOne(
-        { path: file.diff.path, changedLines: file.diff.changedLines },
+        {
+          path: file.diff.path,
+          changedLines: file.diff.changedLines,
+          ...(importedSinks.length > 0 ? { importedSinks } : {}),
+        },
         language,
         file.content,
         file,

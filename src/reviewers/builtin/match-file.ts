@@ -11,6 +11,7 @@ import type { SkillRule } from '../../skills/catalog';
 import { findAllSliced } from './find-sliced';
 import { boundBy, callersReaching, type HelperCall, prepareFlow, shapeOf } from './flow';
 import { DYNAMIC } from './flow/types';
+import { type ImportedSink, importedCallFindings } from './imported-calls';
 import { type ParsedFile, parseErrors } from './languages';
 import { linesIn } from './parse-recovery';
 import { matchKey } from './preexisting';
@@ -51,6 +52,8 @@ export interface MatchTarget {
   path: string;
   /** 1-based inclusive line ranges the change added or modified. */
   changedLines: readonly { start: number; end: number }[];
+  /** Helpers of modules the file imports that reach a sink there (./imported-helpers.ts). */
+  importedSinks?: readonly ImportedSink[];
 }
 
 /** The first changed line within [start, end] (1-based, inclusive), or null. */
@@ -173,6 +176,18 @@ export function* matchFile(
           report(reach.call, throughHelpers(reach, node), reach.call);
         }
       }
+    }
+  }
+  // Changed calls of helpers the file imports from the repository that reach a sink there.
+  if (file.importedSinks?.length) {
+    if (!flowPrepared) yield* prepareFlow(parsed.language, root, parsed, tick);
+    const firstChanged = (from: number, to: number) => firstChangedLineIn(file.changedLines, from, to);
+    for (const call of importedCallFindings(file.path, parsed, file.importedSinks, reviewer, firstChanged)) {
+      const key = `${call.finding.rule}:${call.start}:${call.end}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(call.finding);
+      keys?.push(call.key);
     }
   }
   const firstError = errors[0];

@@ -280,6 +280,18 @@ export function refersTo(use: SgNode, declared: SgNode, parse?: object): boolean
   return scope !== null && scope.id() === declaration.scope.id();
 }
 
+/**
+ * The values the binding `use` refers to is declared with (`new Repo(dir)` for `repo` after
+ * `const repo = new Repo(dir)`), or an empty list when it is a parameter, an import or unbound.
+ */
+export function declaredValues(use: SgNode, parse?: object): SgNode[] {
+  const ctx = contextFor(parse);
+  const bindings = bindingsOf(use.text(), use, ctx);
+  const scope = bindingScope(use, bindings);
+  const own = scope ? (bindings.declarations.get(scope.id()) ?? []) : [];
+  return own.flatMap((d) => (d.role === 'declaration' && d.value && !d.destructured ? [d.value] : []));
+}
+
 /** The parse's memo, for ./javascript-callers.ts to keep its own facts next to the names'. */
 export function callerMemo(parse: object | undefined): { callers: unknown } {
   return memoFor(parse);

@@ -115,8 +115,11 @@ function foundInstead(c: VulnCase, findings: MergedFinding[]): string[] {
     ...onLines.map((f) => `on a vulnerable line: ${describe(f)}${f.dismissal ? ' (dismissed inline)' : ''}`),
     ...sameClass.map((f) => `${c.class} elsewhere: ${describe(f)}`),
   ];
-  const others = findings.length - onLines.length - sameClass.length;
-  if (others > 0) out.push(`${others} other finding(s) in the change`);
+  const others = findings.filter((f) => !onLines.includes(f) && !sameClass.includes(f));
+  if (others.length > 0)
+    out.push(
+      `${others.length} other finding(s) in the change: ${others.slice(0, 3).map(describe).join('; ')}${others.length > 3 ? '; ...' : ''}`,
+    );
   return out.length > 0 ? out : ['no finding in the change'];
 }
 

@@ -59,7 +59,7 @@ async function readable(path: string, text: string): Promise<{ code: string; lin
 }
 
 export const eslintSecurityPeer: Peer = {
-  name: 'eslint-plugin-security',
+  name: 'eslint-security',
   languages: ['javascript', 'typescript'],
 
   async version() {

@@ -5,12 +5,14 @@
  */
 import { and, asc, desc, eq, getTableColumns, isNotNull, isNull, lt, or, type SQL, sql } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
+import { LocalCodeHost } from '../codehost/local/local-host';
+import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
 import type { Engine } from '../engine/engine';
 import type { RunRow, TaskRow } from '../engine/types';
 import { compatProviderName } from '../reviewers/llm/provider-config';
 import type { Database } from '../storage/database';
-import { findings, runFindings as runFindingRows, tasks } from '../storage/schema';
+import { findings, projects, runFindings as runFindingRows, tasks } from '../storage/schema';
 import type { ReviewConfig } from './config';
 import { type LineupEntry, parseLineup, type ReviewerItem, splitModel, toReviewerItem } from './lineup';
 import { findReviewers, type ReviewerRow } from './reviewer-catalog';
@@ -134,6 +136,7 @@ export async function createReview(
 ) {
   const entries = body.reviewers ? parseLineup(body.reviewers) : null;
   if (entries) await validateLineup(deps, scope, entries);
+  if (body.pr !== undefined) await refuseMissingLocalPullRequest(deps, scope, body.pr);
   const config: ReviewConfig = {
     pr: body.pr ?? null,
     base: body.pr === undefined ? (body.base ?? null) : null,
@@ -155,6 +158,28 @@ export async function createReview(
   const answer = ack(planned.taskId, planned.runId);
   await acknowledge(answer, (guard) => deps.engine.enqueue(planned, guard ?? undefined));
   return answer;
+}
+
+/**
+ * A pull request the local code host does not have is refused before a run is planned: 404, naming
+ * the ref and the folder svc looked in (it was accepted and its run failed `tool_failed`, whose
+ * remedy blamed tools). One local git process; a GitHub pull request is still the run's to resolve,
+ * since asking GitHub first would put an API call in every acknowledgement (decision 144).
+ */
+async function refuseMissingLocalPullRequest(deps: ReviewDeps, scope: Scope, pr: number): Promise<void> {
+  const [project] = await deps.db.orm
+    .select({ repo: projects.repoFullName, installationId: projects.installationId })
+    .from(projects)
+    .where(and(eq(projects.id, scope.projectId), eq(projects.workspaceId, scope.workspaceId)));
+  const host = project ? deps.codeHosts.forInstallation(project.installationId) : null;
+  if (!project || !(host instanceof LocalCodeHost)) return;
+  try {
+    await host.requirePullRequest(project.repo, pr);
+  } catch (error) {
+    // Only "not there" is the caller's to fix; anything else is the run's to report.
+    if (error instanceof CodeHostError && error.reason === 'not_found')
+      throw new ApiError('not_found', error.message);
+  }
 }
 
 export const ack = (taskId: string, runId: string) => ({

@@ -196,7 +196,8 @@ describe('pull requests', () => {
     const pr = await host.getPullRequest('acme/api', 7);
     expect(pr).toEqual({
       number: 7,
-      title: 'Add the new file',
+      // Its first commit's subject (of 'add b', 'Add the new file'): no record names a title.
+      title: 'add b',
       baseRef: 'refs/pull/7/base',
       headRef: 'refs/pull/7/head',
       baseSha: sha.main0,
@@ -205,6 +206,20 @@ describe('pull requests', () => {
       draft: false,
       author: 'svc test',
     });
+  });
+
+  it('opened by creating its ref: titled by its first commit, a title new pushes do not change', async () => {
+    const repo = makeRepo(reposDir, 'acme/titles', { 'a.txt': 'a\n' });
+    gitIn(repo, ['checkout', '-q', '-b', 'topic']);
+    commitFiles(repo, { 'b.txt': 'b\n' }, 'Start the topic');
+    gitIn(repo, ['checkout', '-q', 'main']);
+    gitIn(repo, ['symbolic-ref', 'refs/pull/1/head', 'refs/heads/topic']);
+    const opened = await host.getPullRequest('acme/titles', 1);
+    expect(opened.title).toBe('Start the topic');
+    gitIn(repo, ['checkout', '-q', 'topic']);
+    const pushed = commitFiles(repo, { 'c.txt': 'c\n' }, 'Address the review');
+    const later = await host.getPullRequest('acme/titles', 1);
+    expect(later).toMatchObject({ headSha: pushed, title: 'Start the topic' });
   });
 
   it('without refs/pull/N/base: the default branch, diffed from the merge base as GitHub shows it', async () => {
@@ -227,7 +242,13 @@ describe('pull requests', () => {
   it('a missing pull request is not_found, naming the ref', async () => {
     const error = await codeHostError(host.getPullRequest('acme/api', 70));
     expect(error.reason).toBe('not_found');
-    expect(error.message).toBe('pull request 70 not found in acme/api: no refs/pull/70/head');
+    // Where svc looked, and how a local pull request is opened.
+    expect(error.message).toBe(
+      `pull request 70 not found in acme/api: no refs/pull/70/head in ${join(reposDir, 'acme/api')} ` +
+        `(SVC_REPOS_DIR is ${reposDir}); open it there with \`git symbolic-ref refs/pull/70/head refs/heads/<branch>\``,
+    );
+    await expect(host.requirePullRequest('acme/api', 70)).rejects.toThrow(error.message);
+    await expect(host.requirePullRequest('acme/api', 7)).resolves.toBeUndefined();
     expect((await codeHostError(host.getPullRequest('acme/api', 0))).reason).toBe('invalid_input');
     expect((await codeHostError(host.getPullRequest('acme/api', 1.5))).reason).toBe('invalid_input');
   });
@@ -443,9 +464,9 @@ describe('writing back: local records, never a pretend post', () => {
       [inline.id, 'src/app.ts', 2],
       [expect.stringMatching(/^local-comment-/), null, null],
     ]);
-    expect((await codeHostError(host.postComment('acme/api', { pullRequest: 99, body: 'x' }))).message).toBe(
-      'pull request 99 not found in acme/api: no refs/pull/99/head',
-    );
+    expect(
+      (await codeHostError(host.postComment('acme/api', { pullRequest: 99, body: 'x' }))).message,
+    ).toMatch(/^pull request 99 not found in acme\/api: no refs\/pull\/99\/head in /);
     expect(
       (await codeHostError(host.postComment('acme/api', { pullRequest: 7, body: 'x', path: 'a.ts' }))).reason,
     ).toBe('invalid_input');

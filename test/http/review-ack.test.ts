@@ -1,8 +1,10 @@
 /**
  * The review acknowledgement does what the spec requires before 202 and nothing more: it
  * validates the request and records the task and its run, with the Idempotency-Key, in one
- * transaction. The code host is not asked (a counting wrapper around the local host sees no
- * call); the pull request row and the check are the run's. No worker runs here.
+ * transaction. The code host is asked one thing: whether a local pull request exists (one git
+ * process; a missing one is a 404 before any run is planned). Nothing else (a counting wrapper
+ * around the local host sees every call); the pull request row and the check are the run's. No
+ * worker runs here.
  */
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,17 +78,24 @@ describe.each(DATABASE_KINDS)('review acknowledgement (%s)', (kind) => {
   });
   afterAll(() => t.close());
 
-  it('asks the code host nothing, for a pull request, a range, or one that does not exist', async () => {
+  it('asks the code host only whether a local pull request exists; a range, nothing', async () => {
+    hostCalls.length = 0;
+    const before = await reviewTasks();
+    const missing = await post({ pr: 99 });
+    expect(missing.statusCode).toBe(404);
+    expect(missing.json().error.message).toMatch(
+      /^pull request 99 not found in acme\/api: no refs\/pull\/99\/head in /,
+    );
+    expect(await reviewTasks()).toBe(before);
     counting = true;
     try {
       const answers = [
         await post({ pr: 1, delivery: 'codehost', reviewers: ['security', 'secrets'] }),
         await post({ base, head }),
-        await post({ pr: 99 }),
         await post({ base: 'deadbeef', head: 'cafebabe' }),
         await post({ pr: 1 }, { 'idempotency-key': 'no-host-1' }),
       ];
-      expect(answers.map((r) => r.statusCode)).toEqual([202, 202, 202, 202, 202]);
+      expect(answers.map((r) => r.statusCode)).toEqual([202, 202, 202, 202]);
       for (const res of answers) {
         const ack = res.json();
         const [run] = await t.services.db.orm.select().from(runs).where(eq(runs.id, ack.run_id));
@@ -112,12 +121,16 @@ describe.each(DATABASE_KINDS)('review acknowledgement (%s)', (kind) => {
     } finally {
       counting = false;
     }
-    expect(hostCalls).toEqual([]);
+    // Each pull request post asked whether the ref exists (one git process: commitOf); the
+    // ranges asked nothing.
+    const existence = ['forInstallation(1)', 'requirePullRequest', 'repo', 'lookup', 'commitOf'];
+    expect(hostCalls).toEqual([...existence, ...existence]);
     // The pull request row and the check are the run's first step, not the acknowledgement's.
     expect(await t.services.db.orm.select().from(pullRequests)).toEqual([]);
   });
 
   it('still validates the lineup before answering, without asking the code host', async () => {
+    hostCalls.length = 0;
     counting = true;
     try {
       const unknown = await post({ pr: 1, reviewers: ['nope'] });

@@ -7,6 +7,7 @@ import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
+import { tasks } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { answers, type OpenAIDouble, startOpenAIDouble } from '../helpers/openai-double';
@@ -320,25 +321,36 @@ describe('reviews', () => {
     expect(JSON.stringify(res.json().error)).toMatch(message);
   });
 
-  it.each([
-    [{ pr: 99 }, /pull request 99 not found in acme\/shop/],
-    [{ base: 'deadbeef', head: 'cafebabe' }, /deadbeef/],
-  ])('acknowledges %j, then fails its run by name with the code host’s message', async (payload, message) => {
-    // The acknowledgement validates the request, not the target: resolving it is the run's first step.
-    const res = await create(payload);
-    expect(res.statusCode).toBe(202);
-    const review = await waitForReview(res.json().id);
-    expect(review.run.status).toBe('failed');
-    expect(review.run.error.code).toBe('tool_failed');
-    expect(review.run.error.message).toMatch(message);
-    expect(review.findings).toBeNull();
-    const transcript = await t.app.inject({
-      method: 'GET',
-      url: `/api/v1/tasks/${review.id}/messages`,
-      headers,
-    });
-    expect(JSON.stringify(transcript.json())).toContain('tool_failed');
+  it('refuses a pull request the local host does not have, naming where it looked, and plans no run', async () => {
+    const before = await t.services.db.orm.select().from(tasks);
+    const res = await create({ pr: 99 });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error).toMatchObject({ code: 'not_found' });
+    expect(res.json().error.message).toMatch(
+      /pull request 99 not found in acme\/shop: no refs\/pull\/99\/head in .*acme\/shop.* \(SVC_REPOS_DIR is /,
+    );
+    expect(await t.services.db.orm.select().from(tasks)).toHaveLength(before.length);
   });
+
+  it.each([[{ base: 'deadbeef', head: 'cafebabe' }, /deadbeef/]])(
+    'acknowledges %j, then fails its run by name with the code host’s message',
+    async (payload, message) => {
+      // The acknowledgement validates the request, not the target: resolving it is the run's first step.
+      const res = await create(payload);
+      expect(res.statusCode).toBe(202);
+      const review = await waitForReview(res.json().id);
+      expect(review.run.status).toBe('failed');
+      expect(review.run.error.code).toBe('tool_failed');
+      expect(review.run.error.message).toMatch(message);
+      expect(review.findings).toBeNull();
+      const transcript = await t.app.inject({
+        method: 'GET',
+        url: `/api/v1/tasks/${review.id}/messages`,
+        headers,
+      });
+      expect(JSON.stringify(transcript.json())).toContain('tool_failed');
+    },
+  );
 
   it('edits the configuration only under If-Match; a run executes the revision it was created with', async () => {
     const res = await create({ pr: 2, reviewers: ['secrets'] });

@@ -270,8 +270,7 @@ export class LocalCodeHost implements CodeHost {
     const headName = `refs/pull/${number}/head`;
     const baseName = `refs/pull/${number}/base`;
     const headSha = await this.commitOf(dir, headName);
-    if (!headSha)
-      throw new CodeHostError(`pull request ${number} not found in ${fullName}: no ${headName}`, 'not_found');
+    if (!headSha) throw this.noPullRequest(fullName, dir, number);
     const record = (await this.localRecords<LocalPullRecord>(fullName, 'pulls'))
       .filter((r) => r.number === number)
       .at(-1);
@@ -289,11 +288,8 @@ export class LocalCodeHost implements CodeHost {
       baseSha = declared.tip;
     }
     const headRef = record?.headRef ?? (await branchOf(headName)) ?? headName;
-    const [author = '', subject = ''] = (
-      await git(dir, ['show', '-s', '--format=%an%x00%s', '--end-of-options', headSha])
-    )
-      .replace(/\n$/, '')
-      .split('\0');
+    const mergeBaseSha = await this.mergeBase(dir, baseSha, headSha);
+    const [author = '', subject = ''] = await this.openingCommit(dir, mergeBaseSha, headSha);
     return {
       number,
       title: record?.title ?? subject,
@@ -301,10 +297,47 @@ export class LocalCodeHost implements CodeHost {
       headRef,
       baseSha,
       headSha,
-      mergeBaseSha: await this.mergeBase(dir, baseSha, headSha),
+      mergeBaseSha,
       draft: record?.draft ?? false,
       author: author || null,
     };
+  }
+
+  /**
+   * Throws `not_found` unless the repository has pull request `number` (its head ref names a
+   * commit): one git process. The review acknowledgement refuses a pull request that is not there
+   * before planning a run; checks and comments are not posted to one.
+   */
+  async requirePullRequest(fullName: string, number: number): Promise<void> {
+    const dir = await this.repo(fullName);
+    if (!(await this.commitOf(dir, `refs/pull/${number}/head`)))
+      throw this.noPullRequest(fullName, dir, number);
+  }
+
+  /** Not found, saying where svc looked and how a local pull request is opened. */
+  private noPullRequest(fullName: string, dir: string, number: number): CodeHostError {
+    const ref = `refs/pull/${number}/head`;
+    return new CodeHostError(
+      `pull request ${number} not found in ${fullName}: no ${ref} in ${dir} (SVC_REPOS_DIR is ${resolve(this.reposDir)}); ` +
+        `open it there with \`git symbolic-ref ${ref} refs/heads/<branch>\``,
+      'not_found',
+    );
+  }
+
+  /**
+   * The author and subject of a pull request opened by creating its ref (no record says who opened
+   * it, or its title): those of its first commit after the merge base, so the title stays the same
+   * as commits are pushed, as a title written once does. A head its base already holds has none:
+   * the head's own.
+   */
+  private async openingCommit(dir: string, mergeBaseSha: string | null, headSha: string): Promise<string[]> {
+    const range = mergeBaseSha && mergeBaseSha !== headSha ? `${mergeBaseSha}..${headSha}` : headSha;
+    const args =
+      range === headSha
+        ? ['show', '-s', '--format=%an%x00%s', '--end-of-options', headSha]
+        : ['log', '--reverse', '--format=%an%x00%s', '--end-of-options', range, '--'];
+    const first = (await git(dir, args)).split('\n')[0] ?? '';
+    return first.split('\0');
   }
 
   async resolveRange(fullName: string, base: string, head: string): Promise<ResolvedRange> {
@@ -471,16 +504,6 @@ export class LocalCodeHost implements CodeHost {
       at: new Date().toISOString(),
     });
     return { id, url: null };
-  }
-
-  /** Throws not_found unless pull request `number` exists. */
-  private async requirePullRequest(fullName: string, number: number): Promise<void> {
-    const dir = await this.repo(fullName);
-    if (!(await this.commitOf(dir, `refs/pull/${number}/head`)))
-      throw new CodeHostError(
-        `pull request ${number} not found in ${fullName}: no refs/pull/${number}/head`,
-        'not_found',
-      );
   }
 
   /** Records the comment in `<git-dir>/svc/comments.jsonl` (see the file comment); url is null. */

@@ -94,4 +94,34 @@ export const REAL_REPOSITORIES: RealRepository[] = [
     head: 'eval-cordova-camera-b',
     why: 'Java that takes pictures and writes, scales and copies image files named by content URIs',
   },
+  {
+    name: 'ssh2-streams',
+    base: 'eval-ssh2-streams-a',
+    head: 'eval-ssh2-streams-b',
+    why: 'an SSH key parser (OpenSSH, PEM, PuTTY) whose release adds some sixty throwaway private keys under test/fixtures, with their parsed results as JSON: test keys must not block a merge',
+  },
+  {
+    name: 'marked',
+    base: 'eval-marked-a',
+    head: 'eval-marked-b',
+    why: 'a Markdown parser that publishes its Rollup/Babel bundles (lib/marked.cjs, .esm.js, .umd.js, marked.min.js) next to the src/ they are built from: one change, made in the source and copied into each bundle',
+  },
+  {
+    name: 'moment',
+    base: 'eval-moment-a',
+    head: 'eval-moment-b',
+    why: "dates: the package's main file moment.js, min/ and locale/ are Rollup UMD builds of src/, committed beside it (not under dist/), and the release adds locales to both",
+  },
+  {
+    name: 'immer',
+    base: 'eval-immer-a',
+    head: 'eval-immer-b',
+    why: "immutable state in TypeScript without semicolons: the IProduce interface's call signatures followed by generic ones (src/types/types-external.ts) trip the TypeScript grammar; dist/ bundles beside src/",
+  },
+  {
+    name: 'reselect',
+    base: 'eval-reselect-a',
+    head: 'eval-reselect-b',
+    why: 'memoized selectors in TypeScript without semicolons: the call-signature interfaces of src/createSelectorCreator.ts trip the TypeScript grammar; dist/ bundles beside src/',
+  },
 ];

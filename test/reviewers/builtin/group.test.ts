@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { snippetDiffFile } from '../../../eval/evaluate';
-import type { FindingDraft } from '../../../src/core/review';
+import { type FindingDraft, FOUND_SECRETS } from '../../../src/core/review';
 import { runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
-import { groupRepeats } from '../../../src/reviewers/builtin/group';
+import { groupAcrossDirectory, groupRepeats } from '../../../src/reviewers/builtin/group';
 import type { ReviewFile } from '../../../src/reviewers/types';
 import { type CatalogSkill, catalogSkill } from '../../../src/skills/catalog';
 
@@ -201,5 +201,72 @@ describe('groupRepeats', () => {
       [1, undefined, undefined],
       [4, undefined, undefined],
     ]);
+  });
+});
+
+describe('groupAcrossDirectory', () => {
+  // ssh2-streams 0.3.0: a key parser's test vectors, one throwaway key per format in test/fixtures.
+  const title =
+    'Test fixture credential committed: private key: ******** (confirm it is throwaway and used by nothing real)';
+  const key = (
+    path: string,
+    line: number,
+    secret: string,
+    over: Partial<FindingDraft> = {},
+  ): FindingDraft => ({
+    severity: 'P2',
+    path,
+    line,
+    endLine: line + 26,
+    title,
+    body: 'rotate',
+    rule: 'secrets/privatekey',
+    category: 'secrets',
+    reviewer: 'secrets',
+    [FOUND_SECRETS]: [secret],
+    ...over,
+  });
+
+  it('makes the P2 keys of one directory one finding at its first file, naming the others', () => {
+    const out = groupAcrossDirectory([
+      key('test/fixtures/openssh_new_rsa', 1, 'k3'),
+      key('test/fixtures/openssh_new_dsa', 1, 'k1'),
+      key('test/fixtures/openssh_new_dsa.result', 5, 'k2'),
+      key('test/fixtures/openssh_new_dsa.result', 9, 'k2b'),
+      key('test/other/id_rsa', 1, 'k4'),
+      key('test/fixtures/live', 3, 'k5', {
+        severity: 'P0',
+        title: 'Credential committed: private key: ********',
+      }),
+    ]);
+    expect(out.map((f) => [f.severity, f.path, f.line])).toEqual([
+      ['P2', 'test/fixtures/openssh_new_dsa', 1],
+      ['P2', 'test/other/id_rsa', 1],
+      ['P0', 'test/fixtures/live', 3],
+    ]);
+    const [fixtures] = out as [FindingDraft];
+    expect(fixtures.body).toBe(
+      'rotate\n\n**Also in 2 other files of `test/fixtures/`**: `openssh_new_dsa.result` (lines 5, 9) and `openssh_new_rsa` (line 1); the same rule and message, 4 places in all, reported as one finding.',
+    );
+    // Every key of the group is masked wherever the ledger stores the finding's anchor.
+    expect(fixtures[FOUND_SECRETS]).toEqual(['k1', 'k2', 'k2b', 'k3']);
+    expect(fixtures.identity).toBe(title);
+    expect(fixtures.locations).toBeUndefined();
+    // The P0 next to them is a credential to rotate: never folded into the group.
+    expect(out[2]?.body).toBe('rotate');
+  });
+
+  it('counts the files past the twelfth, and leaves a lone file as groupRepeats would', () => {
+    const many = Array.from({ length: 15 }, (_, i) =>
+      key(`keys/k${String(i).padStart(2, '0')}.pem`, 1, `s${i}`),
+    );
+    const [one] = groupAcrossDirectory(many) as [FindingDraft];
+    expect(one.path).toBe('keys/k00.pem');
+    expect(one.body).toContain('**Also in 14 other files of `keys/`**: `k01.pem` (line 1),');
+    expect(one.body).toContain('`k12.pem` (line 1) and 2 more; the same rule and message, 15 places in all');
+    const [lone] = groupAcrossDirectory([key('id_rsa', 1, 'a'), key('id_rsa', 40, 'b')]) as [FindingDraft];
+    expect(lone.body).toBe(
+      'rotate\n\n**Also at line 40-66** of this file: the same rule and message, 2 places in all, reported as one finding.',
+    );
   });
 });

@@ -12,11 +12,13 @@
  * Targets (issue 24): recall >= 75% overall and >= 60% in every class with 3 or more cases, and
  * ahead of every peer in each language where that peer runs.
  */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { LocalCodeHost } from '../../src/codehost/local/local-host';
-import { type Diff, isChangedLine } from '../../src/core/review';
+import { promisify } from 'node:util';
+import { isChangedLine, type LineRange } from '../../src/core/review';
 import type { MergedFinding } from '../../src/review/merge';
 import { type CatalogSkill, loadCatalog } from '../../src/skills/catalog';
 import { buildRangeRepository, type RangeRepository } from '../real/git-range';
@@ -32,6 +34,8 @@ export const CLASS_RECALL_TARGET = 0.6;
 export const CLASS_TARGET_MIN_CASES = 3;
 /** Per case; reported, not a failure (the review time depends on the machine's load). */
 export const REVIEW_SECONDS_TARGET = 3;
+
+const run = promisify(execFile);
 
 export const PEERS: Peer[] = [eslintSecurityPeer, banditPeer];
 
@@ -124,12 +128,15 @@ function foundInstead(c: VulnCase, findings: MergedFinding[]): string[] {
 }
 
 /** The case's vulnerable lines that are not in its head files or not added by the change. */
-async function caseProblems(c: VulnCase, diff: Diff): Promise<string[]> {
+async function caseProblems(
+  c: VulnCase,
+  changed: readonly { path: string; changedLines: LineRange[] }[],
+): Promise<string[]> {
   const problems: string[] = [];
   for (const v of c.vulnerable) {
     const text = await readFile(join(c.headDir, v.path), 'utf8');
-    const lineCount = text.split('\n').length;
-    const diffFile = diff.files.find((f) => f.path === v.path);
+    const lineCount = text.split('\n').length - (text.endsWith('\n') ? 1 : 0);
+    const diffFile = changed.find((f) => f.path === v.path);
     if (!diffFile) {
       problems.push(`${v.path} is not changed by the case's change`);
       continue;
@@ -159,22 +166,47 @@ async function caseRange(
   return { fullName, range };
 }
 
+/** Lines `git diff` says the change adds to one file (base absent: every line of the head file). */
+async function addedLines(c: VulnCase, path: string): Promise<LineRange[]> {
+  const base = c.baseDir ? join(c.baseDir, path) : null;
+  const args = ['diff', '--no-index', '--no-color', '--no-ext-diff', '--no-textconv', '-U0'];
+  let stdout = '';
+  try {
+    ({ stdout } = await run(
+      'git',
+      [...args, '--', base && existsSync(base) ? base : '/dev/null', join(c.headDir, path)],
+      {
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    ));
+  } catch (error) {
+    // `git diff --no-index` exits 1 when the files differ.
+    stdout = (error as { stdout?: string }).stdout ?? '';
+  }
+  const ranges: LineRange[] = [];
+  for (const m of stdout.matchAll(/^@@ -\S+ \+(\d+)(?:,(\d+))? @@/gm)) {
+    const start = Number(m[1]);
+    const count = m[2] === undefined ? 1 : Number(m[2]);
+    if (count > 0) ranges.push({ start, end: start + count - 1 });
+  }
+  return ranges;
+}
+
 /**
- * What is wrong with each case's change without reviewing it (real git, the diff svc would
- * read): case id -> problems, for every case that has any.
+ * What is wrong with each case's change, without reviewing it: case id -> problems, for every
+ * case that has any. Uses `git diff --no-index` file by file (the same diff algorithm as the
+ * review's `git diff`, without building a repository per case).
  */
 export async function checkVulnCases(cases: VulnCase[]): Promise<Record<string, string[]>> {
-  const reposDir = await mkdtemp(join(tmpdir(), 'svc-eval-vulns-check-'));
   const out: Record<string, string[]> = {};
-  try {
-    const host = new LocalCodeHost(reposDir);
-    for (const c of cases) {
-      const { fullName, range } = await caseRange(reposDir, c);
-      const problems = await caseProblems(c, await host.getDiff(fullName, range.baseSha, range.headSha));
-      if (problems.length > 0) out[c.id] = problems;
+  for (const c of cases) {
+    const files = [];
+    for (const path of new Set(c.vulnerable.map((v) => v.path))) {
+      const changedLines = await addedLines(c, path);
+      if (changedLines.length > 0) files.push({ path, changedLines });
     }
-  } finally {
-    await rm(reposDir, { recursive: true, force: true });
+    const problems = await caseProblems(c, files);
+    if (problems.length > 0) out[c.id] = problems;
   }
   return out;
 }
@@ -216,7 +248,7 @@ async function evaluateCase(
     foundInstead: caught ? [] : foundInstead(c, findings),
     peers,
     reviewMs,
-    problems: await caseProblems(c, review.diff),
+    problems: await caseProblems(c, review.diff.files),
     gaps: [...review.gaps, ...gaps],
   };
 }

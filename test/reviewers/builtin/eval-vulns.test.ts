@@ -22,11 +22,21 @@ describe('eval part 4: the case folders', () => {
     expect(errors).toEqual([]);
     expect(duplicateIds(cases)).toEqual([]);
     for (const c of cases) expect(VULN_CLASSES).toContain(c.class);
-    // The JavaScript/TypeScript cases; every case's problems also fail `npm run eval -- --part=4`.
     const scripts = cases.filter((c) => c.language === 'javascript' || c.language === 'typescript');
     expect(scripts.length).toBeGreaterThanOrEqual(22);
-    expect(await checkVulnCases(scripts)).toEqual({});
+    expect(await checkVulnCases(cases)).toEqual({});
   }, 120_000);
+
+  it('a vulnerable line the change does not add, or past the end of the file, is a problem', async () => {
+    const growl = (await loadVulnCases()).cases.find((c) => c.id === 'CVE-2017-16042') as VulnCase;
+    const wrong = { ...growl, vulnerable: [{ path: 'lib/growl.js', lines: [1, 289, 5000] }] };
+    expect(await checkVulnCases([wrong])).toEqual({
+      'CVE-2017-16042': [
+        'lib/growl.js:1 is not a line the change adds',
+        'lib/growl.js:5000 is past the end of the head file (290 lines)',
+      ],
+    });
+  });
 
   describe('a malformed folder', () => {
     let dir: string;

@@ -6,6 +6,7 @@ import pino, { type Logger } from 'pino';
 import { recomputeAfterDisposition } from './automation/check';
 import { checkDeadlineHandler, fixHandler, planReviewHandler, studyHandler } from './automation/kinds';
 import { codeHostLifecycle } from './automation/lifecycle';
+import { discoverPlanDocuments } from './automation/plans';
 import { announceApiReview } from './automation/triggers';
 import { type CodeHostsOptions, createCodeHosts } from './codehost';
 import { LOCAL_INSTALLATION_ID } from './codehost/local/local-host';
@@ -139,7 +140,12 @@ export function createEngine(
   });
   const engine = new Engine(db, config.engine, {}, logger);
   // Setup and the study pass change what a scorecard reads: each is followed by a recompute.
-  engine.registerHandler('setup', followedByScorecard(setupHandler(codeHosts), 'setup', engine));
+  // Setup makes plans of the plan documents already on the default branch, as a push would.
+  const setup = setupHandler(codeHosts, {
+    discoverPlans: (project, documents, commit) =>
+      discoverPlanDocuments({ db, engine }, project, documents, commit),
+  });
+  engine.registerHandler('setup', followedByScorecard(setup, 'setup', engine));
   engine.registerHandler(
     'review',
     reviewHandler({

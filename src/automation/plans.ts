@@ -4,11 +4,10 @@
  * plan changes nothing); a change to a file the repository knowledge is derived from starts a
  * `knowledge_refresh` task, so reviews are told the repository as it now is.
  */
+import { PLAN_DOCUMENT_PATH } from '../core/plans';
 import { knowledgeFilesWanted } from '../knowledge/derive';
 import { discoverPlan } from '../plans/lifecycle';
 import { type AutomationDeps, findProject } from './triggers';
-
-export const PLAN_PATH = /^(docs\/plans|prds|\.svc\/plans)\/.+\.(md|markdown)$/i;
 
 export interface PushEvent {
   installationId: number;
@@ -38,12 +37,7 @@ export async function onPush(deps: AutomationDeps, event: PushEvent) {
       knowledge_refresh_task_id: null,
     };
   }
-  const started: { plan_id: string; path: string; task_id: string }[] = [];
-  for (const path of [...new Set(event.paths)].filter((p) => PLAN_PATH.test(p))) {
-    const found = await discoverPlan(deps.db, deps.engine, project, { path, ref: event.after });
-    if (!found) continue; // already a plan: nothing changes
-    started.push({ plan_id: found.plan.id, path, task_id: found.taskId });
-  }
+  const started = await discoverPlanDocuments(deps, project, event.paths, event.after);
   const knowledgeInputs = knowledgeFilesWanted(event.paths);
   const knowledgeTask =
     knowledgeInputs.length === 0
@@ -63,4 +57,24 @@ export async function onPush(deps: AutomationDeps, event: PushEvent) {
     plans: started,
     knowledge_refresh_task_id: knowledgeTask,
   };
+}
+
+/**
+ * Makes a plan, with its one plan-review task, of each plan document among `paths` at `commit`
+ * that is not one yet: the documents a push added or modified, or those setup found already on
+ * the default branch. A document that already is a plan changes nothing, so each becomes a plan once.
+ */
+export async function discoverPlanDocuments(
+  deps: Pick<AutomationDeps, 'db' | 'engine'>,
+  project: { id: string; workspaceId: string },
+  paths: readonly string[],
+  commit: string,
+): Promise<{ plan_id: string; path: string; task_id: string }[]> {
+  const started: { plan_id: string; path: string; task_id: string }[] = [];
+  for (const path of [...new Set(paths)].filter((p) => PLAN_DOCUMENT_PATH.test(p))) {
+    const found = await discoverPlan(deps.db, deps.engine, project, { path, ref: commit });
+    if (!found) continue; // already a plan: nothing changes
+    started.push({ plan_id: found.plan.id, path, task_id: found.taskId });
+  }
+  return started;
 }

@@ -12,6 +12,9 @@
  * A plan without `requires_approval` is approved by svc itself as soon as it is reviewed.
  */
 
+/** Where plan documents live: a markdown file under `docs/plans/`, `prds/` or `.svc/plans/`. */
+export const PLAN_DOCUMENT_PATH = /^(docs\/plans|prds|\.svc\/plans)\/.+\.(md|markdown)$/i;
+
 export const PLAN_STATUSES = [
   'discovered',
   'proposed',

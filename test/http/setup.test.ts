@@ -142,6 +142,50 @@ describe('project setup', () => {
     expect(other.statusCode).toBe(404);
   });
 
+  it('makes plans of the plan documents already on the default branch, once', async () => {
+    makeRepo(reposDir, 'acme/planned', {
+      'README.md': '# planned\n',
+      'docs/plans/search.md': '# Search\n\nAdd search.\n',
+      'prds/export.markdown': '# Export\n\nAdd export.\n',
+      'docs/notes.md': '# Not a plan\n',
+    });
+    const created = await t.app.inject({
+      method: 'POST',
+      url: '/api/v1/projects',
+      headers: bearer(t.workspaceKey),
+      payload: {
+        name: 'planned',
+        repository: { full_name: 'acme/planned', installation_id: 1 },
+        setup: true,
+      },
+    });
+    const projectId = created.json().project.id;
+    const headers = { ...bearer(t.workspaceKey), 'project-id': projectId };
+    const first = await waitForTerminal(created.json().setup.task.id, projectId);
+    expect(first.status).toBe('completed');
+    const plans = async () =>
+      (await t.app.inject({ method: 'GET', url: '/api/v1/plans', headers })).json().data as {
+        id: string;
+        repo_artifact_path: string;
+      }[];
+    const made = await plans();
+    expect(made.map((p) => p.repo_artifact_path).sort()).toEqual([
+      'docs/plans/search.md',
+      'prds/export.markdown',
+    ]);
+    const evidence = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/projects/${projectId}/setup`,
+      headers,
+    });
+    expect(evidence.json().evidence.plan_documents).toEqual(['docs/plans/search.md', 'prds/export.markdown']);
+
+    // A second setup finds the same documents and makes no second plan of either.
+    const again = await t.app.inject({ method: 'POST', url: `/api/v1/projects/${projectId}/setup`, headers });
+    expect((await waitForTerminal(again.json().task.id, projectId)).status).toBe('completed');
+    expect((await plans()).map((p) => p.id).sort()).toEqual(made.map((p) => p.id).sort());
+  });
+
   it('says setup has not run before it is started, and starts it on POST', async () => {
     makeRepo(reposDir, 'acme/empty-ish', { 'README.md': '# hi\n' });
     const created = await t.app.inject({

@@ -2,6 +2,7 @@ import type { CodeHosts } from '../../codehost';
 import { CodeHostError, type RepositoryTree } from '../../codehost/types';
 import { RunFailure } from '../../core/failures';
 import { LANGUAGE_BY_EXTENSION } from '../../core/languages';
+import { PLAN_DOCUMENT_PATH } from '../../core/plans';
 import type { Gap } from '../../core/runs';
 import { refreshKnowledge } from '../../knowledge/refresh';
 import { projectAndHost } from '../project-host';
@@ -54,7 +55,7 @@ export function inspectTree(repository: string, tree: RepositoryTree): SetupEvid
     ) {
       tests++;
     }
-    if (/^(docs\/plans|prds|\.svc\/plans)\/.+\.md$/i.test(path)) plans.push(path);
+    if (PLAN_DOCUMENT_PATH.test(path)) plans.push(path);
   }
   return {
     repository,
@@ -69,7 +70,27 @@ export function inspectTree(repository: string, tree: RepositoryTree): SetupEvid
   };
 }
 
-export function setupHandler(codeHosts: CodeHosts): TaskHandler {
+/** A plan discovered from a document setup found on the default branch. */
+export interface DiscoveredPlan {
+  plan_id: string;
+  path: string;
+  task_id: string;
+}
+
+export interface SetupOptions {
+  /**
+   * Makes plans of the plan documents already on the default branch (each once: a document that
+   * already is a plan gives nothing), as a push adding them would. The composition root supplies
+   * it, so the run engine does not reach into the plan lifecycle.
+   */
+  discoverPlans?: (
+    project: { id: string; workspaceId: string },
+    documents: string[],
+    commit: string,
+  ) => Promise<DiscoveredPlan[]>;
+}
+
+export function setupHandler(codeHosts: CodeHosts, options: SetupOptions = {}): TaskHandler {
   return async (ctx) => {
     if (!ctx.task.projectId)
       throw new RunFailure('project_run_mode_unreadable', 'a setup task must belong to a project');
@@ -97,6 +118,10 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
     });
     const evidence = inspectTree(project.repoFullName, tree);
     const knowledge = await refreshKnowledge(ctx.db.orm, host, project, tree, 'setup');
+    const plans =
+      options.discoverPlans && evidence.plan_documents.length > 0
+        ? await options.discoverPlans(project, evidence.plan_documents, tree.commit)
+        : [];
     const gaps: Gap[] = [...knowledge.gaps];
     for (const gap of gaps) ctx.gap(gap);
     ctx.setSeedGraph({
@@ -128,6 +153,8 @@ export function setupHandler(codeHosts: CodeHosts): TaskHandler {
     return {
       evidence: evidence as unknown as Record<string, unknown>,
       repo_knowledge: { id: knowledge.id, commit_sha: tree.commit },
+      // The plans this setup made of documents already there; empty when each already was one.
+      plans,
     };
   };
 }

@@ -2,11 +2,14 @@
  * Go and Java: a same-file helper whose parameter reaches a sink is a sink for its callers
  * (`flow.callers`), and a rule's `anchor` places a finding where the defect was made.
  */
+import { parse } from '@ast-grep/napi';
 import { describe, expect, it } from 'vitest';
 import { snippetDiffFile } from '../../../eval/evaluate';
 import type { LineRange } from '../../../src/core/review';
 import { runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
 import { resolutionWork } from '../../../src/reviewers/builtin/flow';
+import { goFlow } from '../../../src/reviewers/builtin/flow/go';
+import { napiLanguage } from '../../../src/reviewers/builtin/languages';
 import type { ReviewFile } from '../../../src/reviewers/types';
 import { type CatalogSkill, catalogSkill, skillFromFiles } from '../../../src/skills/catalog';
 
@@ -175,5 +178,42 @@ describe('a rule anchor: where the defect was made, once', () => {
     await expect(
       skillFromFiles('house', { 'SKILL.md': manifest, 'rules/r.yml': rule('$A') }),
     ).rejects.toThrow(/anchor must name a metavariable/);
+  });
+});
+
+describe('Go: what a same-file function returns', () => {
+  const shapeOfSink = (code: string) => {
+    const value = parse(napiLanguage('go'), code)
+      .root()
+      .find({ rule: { pattern: 'sink($X)' } })
+      ?.getMatch('X');
+    if (!value) throw new Error('no sink');
+    return goFlow.shapeOf(value);
+  };
+  const file = (helpers: string, call: string) =>
+    `package p\n\n${helpers}\n\nfunc f(r *http.Request) {\n\tsink(${call})\n}\n`;
+
+  it('is constant when every return is, at any depth, whatever the arguments', () => {
+    const helpers = [
+      'func base() string { return "find /tmp -delete" }',
+      'func script(days int) string {',
+      '\tif days > 30 { return base() }',
+      '\treturn fmt.Sprintf("find /var/log -mtime +%d -delete", days)',
+      '}',
+    ].join('\n');
+    expect(shapeOfSink(file(helpers, 'script(7)'))).toEqual({ constant: true, text: 'find /tmp -delete' });
+  });
+
+  it('is dynamic when a return depends on a parameter or on data, and ends on recursion', () => {
+    expect(
+      shapeOfSink(file('func wrap(s string) string { return "set -e; " + s }', 'wrap("ls")')).constant,
+    ).toBe(false);
+    expect(
+      shapeOfSink(file('func q(r *http.Request) string { return r.FormValue("q") }', 'q(r)')).constant,
+    ).toBe(false);
+    const recursive = 'func loop(n int) string {\n\tif n > 0 { return loop(n - 1) }\n\treturn "x"\n}';
+    expect(shapeOfSink(file(recursive, 'loop(3)'))).toEqual({ constant: true, text: '' });
+    // A method or a function the file declares twice is not followed.
+    expect(shapeOfSink(file('func (s *S) name() string { return "x" }', 's.name()')).constant).toBe(false);
   });
 });

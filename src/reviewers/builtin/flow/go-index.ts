@@ -52,6 +52,10 @@ export interface ParseMemo {
    * one of the callees (flow/go.ts `boundBy`).
    */
   boundBy: Map<string, Set<number>>;
+  /** The file's function declarations by name, from one search; null until made. */
+  functions: Map<string, SgNode[]> | null;
+  /** A function's own `return` statements (not those of closures in it), by its id. */
+  returns: Map<number, SgNode[]>;
 }
 
 const memoByParse = new WeakMap<object, ParseMemo>();
@@ -60,7 +64,14 @@ const memoByParse = new WeakMap<object, ParseMemo>();
 export function memoFor(parse: object | undefined): ParseMemo {
   let memo = parse ? memoByParse.get(parse) : undefined;
   if (!memo) {
-    memo = { identifiers: null, names: new Map(), resolved: new Map(), boundBy: new Map() };
+    memo = {
+      identifiers: null,
+      names: new Map(),
+      resolved: new Map(),
+      boundBy: new Map(),
+      functions: null,
+      returns: new Map(),
+    };
     if (parse) memoByParse.set(parse, memo);
   }
   return memo;
@@ -266,4 +277,36 @@ function listRole(list: SgNode, occurrence: SgNode): Role {
     default:
       return { kind: 'use' };
   }
+}
+
+const FUNCTION_DECLARATION_RULE = { rule: { kind: 'function_declaration' } };
+const RETURN_RULE = { rule: { kind: 'return_statement' } };
+
+/** The one function the file declares under `name` (not a method), or null (none, or several). */
+export function functionNamed(name: string, from: SgNode, memo: ParseMemo): SgNode | null {
+  if (!memo.functions) {
+    const functions = new Map<string, SgNode[]>();
+    for (const fn of from.getRoot().root().findAll(FUNCTION_DECLARATION_RULE)) {
+      resolutionWork.visits++;
+      const declared = fn.field('name')?.text();
+      if (!declared) continue;
+      const list = functions.get(declared);
+      if (list) list.push(fn);
+      else functions.set(declared, [fn]);
+    }
+    memo.functions = functions;
+  }
+  const found = memo.functions.get(name);
+  return found?.length === 1 ? (found[0] as SgNode) : null;
+}
+
+/** The `return` statements of `fn` itself, searched once per function and parse. */
+export function returnsOf(fn: SgNode, memo: ParseMemo): SgNode[] {
+  let returns = memo.returns.get(fn.id());
+  if (!returns) {
+    returns = fn.findAll(RETURN_RULE).filter((r) => innermostFunction(r)?.id() === fn.id());
+    resolutionWork.visits += returns.length;
+    memo.returns.set(fn.id(), returns);
+  }
+  return returns;
 }

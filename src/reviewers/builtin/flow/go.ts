@@ -17,6 +17,7 @@ import type { SgNode } from '@ast-grep/napi';
 import { callersReaching } from './go-callers';
 import {
   declaringScope,
+  functionNamed,
   memoFor,
   nameIndex,
   occurrencesWithin,
@@ -24,6 +25,7 @@ import {
   type ParseMemo,
   prepareIndex,
   type Role,
+  returnsOf,
   writesIn,
 } from './go-index';
 import {
@@ -290,6 +292,10 @@ function callShape(call: SgNode, walk: Walk): ValueShape {
           : first;
     return { constant: shapes.every((s) => s.constant), text };
   }
+  if (fn.kind() === 'identifier') {
+    const local = functionNamed(fn.text(), fn, walk.memo);
+    if (local) return returnedShape(local, walk);
+  }
   if (fn.kind() === 'selector_expression') {
     const method = fn.field('field')?.text();
     const receiver = fn.field('operand');
@@ -299,6 +305,33 @@ function callShape(call: SgNode, walk: Walk): ValueShape {
       return builderShape(receiver, walk);
   }
   return dynamicShape();
+}
+
+/**
+ * A call of a function this file declares: what its `return` statements give (their first
+ * value), constant when every one is, whatever the arguments, since a parameter is dynamic
+ * there. So `exec.Command("sh", "-c", cleanupScript())` over `return "rm -rf /tmp/x"` is
+ * constant. The helper's own parameters are not the caller's: they are not recorded for
+ * `callersReaching`. Followed at any depth; a recursive call adds nothing.
+ */
+function returnedShape(helper: SgNode, walk: Walk): ValueShape {
+  const key = `returns:${helper.id()}`;
+  if (walk.resolving.has(key)) {
+    walk.cutoffs.count++;
+    return constantShape('');
+  }
+  return remembered(key, walk, () => {
+    const inner: Walk = { ...walk, resolving: new Set(walk.resolving).add(key), parameters: [] };
+    const shapes: ValueShape[] = [];
+    for (const statement of returnsOf(helper, walk.memo)) {
+      const value = statement.namedChildren()[0]?.namedChildren()[0];
+      // A bare `return` of named results: what they hold is not followed.
+      if (!value) return dynamicShape();
+      shapes.push(shapeOf(value, inner));
+    }
+    if (shapes.length === 0) return dynamicShape();
+    return { constant: shapes.every((x) => x.constant), text: (shapes[0] as ValueShape).text };
+  });
 }
 
 /**

@@ -1,6 +1,7 @@
 /** Projects and their setup. */
 import { and, desc, eq, lt, or } from 'drizzle-orm';
 import { z } from 'zod';
+import { LocalCodeHost } from '../codehost/local/local-host';
 import { CodeHostError } from '../codehost/types';
 import { ApiError } from '../core/errors';
 import { ensureDefaultDashboard } from '../metrics/boards';
@@ -68,9 +69,14 @@ const create = defineOperation({
       throw error;
     });
     if (!exists) {
+      // Where svc looked: the local host's folder, or the installation's view on GitHub.
+      const where =
+        host instanceof LocalCodeHost
+          ? host.whereLooked(body.repository.full_name)
+          : `installation ${body.repository.installation_id} (${host.kind}) cannot see it: is the app installed on that repository?`;
       throw new ApiError(
         'not_found',
-        `repository ${body.repository.full_name} was not found on installation ${body.repository.installation_id}`,
+        `repository ${body.repository.full_name} was not found on installation ${body.repository.installation_id}: ${where}`,
       );
     }
     const [duplicate] = await db.orm

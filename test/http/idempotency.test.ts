@@ -76,6 +76,10 @@ describe.each(DATABASE_KINDS)('Idempotency-Key on %s', (kind) => {
     const bad = { name: 'x', repository: { full_name: 'acme/missing', installation_id: 1 } };
     const first = await post('k-fail', bad);
     expect(first.statusCode).toBe(404);
+    // The message says where svc looked for it.
+    expect(first.json().error.message).toMatch(
+      /^repository acme\/missing was not found on installation 1: repository acme\/missing is not under \/.+ \(SVC_REPOS_DIR\): no directory acme\/missing or acme\/missing\.git there$/,
+    );
     const rows = await t.services.db.orm.select().from(idempotencyRecords);
     expect(rows.some((r) => r.key === 'k-fail')).toBe(false);
   });

@@ -176,10 +176,12 @@ export class LocalCodeHost implements CodeHost {
     const found = await this.lookup(fullName);
     if (found && 'dir' in found) return found.dir;
     if (found) throw new CodeHostError(found.unreadable, 'unreadable');
-    throw new CodeHostError(
-      `repository ${fullName} is not under ${resolve(this.reposDir)} (SVC_REPOS_DIR): no directory ${fullName} or ${fullName}.git there`,
-      'not_found',
-    );
+    throw new CodeHostError(this.whereLooked(fullName), 'not_found');
+  }
+
+  /** Where a repository svc did not find was looked for: the folders under SVC_REPOS_DIR. */
+  whereLooked(fullName: string): string {
+    return `repository ${fullName} is not under ${resolve(this.reposDir)} (SVC_REPOS_DIR): no directory ${fullName} or ${fullName}.git there`;
   }
 
   /** The default branch's tree; HEAD's only when the repository declares no default branch. */

@@ -5,11 +5,13 @@
  * The engine reads the imported modules and summarises their exported helpers (./imported-helpers.ts);
  * here, in the importing file's own matching (main thread or analysis thread alike), the calls of
  * those helpers with non-constant arguments on changed lines are reported, also through the
- * file's own functions. JavaScript and TypeScript only.
+ * file's own functions. JavaScript, TypeScript and Python.
  */
 import type { SgNode } from '@ast-grep/napi';
 import type { FindingDraft, Severity } from '../../core/review';
 import { callersOfImported } from './flow/javascript-callers';
+import { pythonCallersOfImported } from './flow/python-callers';
+import { pythonImportBindings } from './flow/python-modules';
 import type { HelperCall } from './flow/types';
 import type { ParsedFile } from './languages';
 import { matchKey } from './preexisting';
@@ -61,11 +63,16 @@ export function importedCallFindings(
   reviewer: string,
   firstChangedLine: (start: number, end: number) => number | null,
 ): ImportedCallFinding[] {
-  if (!JS_LANGUAGES.has(parsed.language) || sinks.length === 0) return [];
+  const python = parsed.language === 'python';
+  if (!(JS_LANGUAGES.has(parsed.language) || python) || sinks.length === 0) return [];
   const root = parsed.root.root();
+  const bindings = python ? pythonImportBindings(root) : [];
   const found: ImportedCallFinding[] = [];
   for (const sink of sinks) {
-    for (const reach of callersOfImported(root, sink, parsed)) {
+    const reaches = python
+      ? pythonCallersOfImported(root, sink, bindings, parsed)
+      : callersOfImported(root, sink, parsed);
+    for (const reach of reaches) {
       const range = reach.call.range();
       const start = range.start.line + 1;
       const end = range.end.line + 1;

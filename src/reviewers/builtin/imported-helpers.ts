@@ -17,6 +17,8 @@ import type { BaseReader } from '../types';
 import { prepareFlow, shapeOf } from './flow';
 import { callableName, parametersReaching } from './flow/javascript-callers';
 import { exportedNames, exportLists } from './flow/javascript-modules';
+import { moduleParametersReaching } from './flow/python-callers';
+import { pythonCandidatePaths, pythonImportSpecifiers } from './flow/python-modules';
 import type { ImportedSink } from './imported-calls';
 import { parseOnce, ruleLanguageOf } from './languages';
 import type { CompiledRule } from './match-file';
@@ -74,11 +76,12 @@ export class ImportedHelpers {
 
   /** The sinks `path` reaches through its relative imports (none for a file that is not JS/TS). */
   async forFile(path: string, content: string, language: RuleLanguage): Promise<ImportedSink[]> {
-    if (!JS_LANGUAGES.has(language)) return [];
-    const specifiers = [...new Set([...content.matchAll(SPECIFIER)].map((m) => m[1] as string))].slice(
-      0,
-      MAX_IMPORTS_PER_FILE,
-    );
+    if (!JS_LANGUAGES.has(language) && language !== 'python') return [];
+    const written =
+      language === 'python'
+        ? pythonImportSpecifiers(content)
+        : [...content.matchAll(SPECIFIER)].map((m) => m[1] as string);
+    const specifiers = [...new Set(written)].slice(0, MAX_IMPORTS_PER_FILE);
     const sinks: ImportedSink[] = [];
     for (const specifier of specifiers) {
       const modulePath = await this.resolve(path, specifier);
@@ -95,7 +98,11 @@ export class ImportedHelpers {
     let found = this.resolved.get(key);
     if (!found) {
       found = (async () => {
-        for (const candidate of candidatePaths(importer, specifier)) {
+        const candidates =
+          posix.extname(importer) === '.py'
+            ? pythonCandidatePaths(importer, specifier)
+            : candidatePaths(importer, specifier);
+        for (const candidate of candidates) {
           if ((await this.read(candidate)) !== null) return candidate;
         }
         return null;
@@ -138,7 +145,12 @@ export class ImportedHelpers {
   /** The module's exported functions whose parameter reaches a sink of a `flow.callers` rule. */
   private async summarise(path: string, content: string): Promise<ModuleSummary | null> {
     const language = ruleLanguageOf(path, undefined);
-    if (!language || !JS_LANGUAGES.has(language) || content.length > MAX_MODULE_CHARS) return null;
+    if (
+      !language ||
+      !(JS_LANGUAGES.has(language) || language === 'python') ||
+      content.length > MAX_MODULE_CHARS
+    )
+      return null;
     const rules = this.rulesFor(language).filter(
       (r) => r.rule.flow?.callers && (r.prefilter === null || r.prefilter.test(content)),
     );
@@ -162,13 +174,17 @@ export class ImportedHelpers {
         if (!value) continue;
         const shape = shapeOf(language, value, parsed);
         if (shape.constant || (compiled.flowText && !compiled.flowText.test(shape.text))) continue;
-        for (const reach of parametersReaching(value, parsed)) {
-          const callable = callableName(reach.ref.fn);
-          for (const name of exportedNames(
-            reach.ref.fn,
-            callable?.declared ? callable.name : null,
-            exported,
-          )) {
+        // A Python module exports every module-level function (python-callers.ts).
+        const reaches =
+          language === 'python'
+            ? moduleParametersReaching(value, parsed).map((r) => ({ ...r, names: [r.exported] }))
+            : parametersReaching(value, parsed).map((reach) => {
+                const callable = callableName(reach.ref.fn);
+                const declared = callable?.declared ? callable.name : null;
+                return { ...reach, names: exportedNames(reach.ref.fn, declared, exported) };
+              });
+        for (const reach of reaches) {
+          for (const name of reach.names) {
             const key = `${compiled.ruleId}:${name}:${reach.index}`;
             if (seen.has(key)) continue;
             seen.add(key);

@@ -10,6 +10,8 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { snippetDiffFile } from '../../../eval/evaluate';
 import { runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
 import { pythonFlow } from '../../../src/reviewers/builtin/flow/python';
+import { pythonCandidatePaths } from '../../../src/reviewers/builtin/flow/python-modules';
+import type { BaseReader } from '../../../src/reviewers/types';
 import { catalogSkill } from '../../../src/skills/catalog';
 
 beforeAll(() => registerDynamicLanguage({ python }));
@@ -114,5 +116,95 @@ describe('python helpers as sinks, through the engine', () => {
     expect(findings.map((f) => f.line)).toEqual([8]);
     expect(findings[0]?.body).toMatch(/run_cmd\(\)/);
     expect(findings[0]?.body).toMatch(/line 5/);
+  });
+});
+
+/** A head reader over `files`, recording what it was asked. */
+function headOf(files: Record<string, string>): { read: BaseReader; asked: string[] } {
+  const asked: string[] = [];
+  return {
+    asked,
+    read: async (paths) => {
+      asked.push(...paths);
+      return new Map(paths.map((p) => [p, files[p] ?? null]));
+    },
+  };
+}
+
+const UTILS = [
+  'import subprocess',
+  '',
+  'def sh(line, **kwargs):',
+  '    kwargs["shell"] = True',
+  '    return subprocess.run(line, **kwargs)',
+  '',
+  'def run_git(args, cwd="/srv/repo"):',
+  '    return sh("git " + args, cwd=cwd)',
+  '',
+  'def version():',
+  '    return sh("git --version")',
+].join('\n');
+
+describe('python helpers across one import', () => {
+  const view = [
+    'from flask import request',
+    'from .utils import run_git as git',
+    'from . import utils',
+    '',
+    'def head():',
+    '    return git("rev-parse HEAD")',
+    '',
+    'def log():',
+    '    return git("log " + request.args["ref"])',
+    '',
+    'def show(ref):',
+    '    return utils.run_git(f"show {ref}")',
+    '',
+    'def page():',
+    '    return show(request.args["ref"])',
+  ].join('\n');
+  const security = async () => {
+    const skill = await catalogSkill('security');
+    if (!skill) throw new Error('no security skill');
+    return skill;
+  };
+  const run = (changed: { start: number; end: number }[], files: Record<string, string>) =>
+    security().then((skill) =>
+      runBuiltinSkill(skill, [{ diff: snippetDiffFile('app/views.py', view, changed), content: view }], {
+        reviewerId: 'security',
+        signal: new AbortController().signal,
+        readHead: headOf(files).read,
+      }),
+    );
+
+  it('reports changed calls of a helper imported from another module, by name, module or through a local function', async () => {
+    const result = await run([{ start: 1, end: 15 }], { 'app/utils.py': UTILS });
+    expect(result.findings.map((f) => [f.rule, f.line])).toEqual([
+      ['security/command-injection', 9],
+      ['security/command-injection', 12],
+      ['security/command-injection', 15],
+    ]);
+    const [first] = result.findings;
+    expect(first?.title).toContain('app/utils.py');
+    expect(first?.body).toContain('`run_git()` (`args`), then `sh()` (`line`)');
+    expect(first?.body).toContain('app/utils.py:5');
+  });
+
+  it('follows nothing when the module is not in the repository or the arguments are constant', async () => {
+    expect((await run([{ start: 1, end: 15 }], {})).findings).toEqual([]);
+    expect((await run([{ start: 6, end: 6 }], { 'app/utils.py': UTILS })).findings).toEqual([]);
+  });
+
+  it('looks for relative modules next to the importer and absolute ones under its directories', () => {
+    expect(pythonCandidatePaths('app/api/views.py', '.utils')).toEqual([
+      'app/api/utils.py',
+      'app/api/utils/__init__.py',
+    ]);
+    expect(pythonCandidatePaths('app/api/views.py', '..lib.shell')).toEqual([
+      'app/lib/shell.py',
+      'app/lib/shell/__init__.py',
+    ]);
+    expect(pythonCandidatePaths('views.py', '..utils')).toEqual([]);
+    expect(pythonCandidatePaths('app/views.py', 'app.utils')).toContain('app/utils.py');
   });
 });

@@ -206,3 +206,114 @@ export function callersReaching(value: SgNode, parse?: object): HelperCall[] {
   }
   return calls;
 }
+
+// --- across one import -------------------------------------------------------------------------
+
+/** A module-level function's parameter that reaches a sink of the module (possibly through its other functions). */
+export interface ModuleSinkParameter {
+  /** The function's name, as other modules import it. */
+  exported: string;
+  /** The parameter's position among the positional ones (-1: keyword-only), and whether it is `*args`. */
+  index: number;
+  rest: boolean;
+  /** From the exported function to the one holding the sink. */
+  through: HelperCall['through'];
+}
+
+/** The module-level functions whose parameter reaches the sink whose value is `value`. */
+export function moduleParametersReaching(value: SgNode, parse?: object): ModuleSinkParameter[] {
+  const { shape, parameters } = shapeWithParameters(value, parse);
+  if (shape.constant) return [];
+  const memo = memoFor(parse);
+  const facts = factsFor(memo);
+  const found: ModuleSinkParameter[] = [];
+  const queue: { ref: ParameterRef; through: HelperCall['through'] }[] = [];
+  const visited = new Set<string>();
+  const enqueue = (ref: ParameterRef, after: HelperCall['through']) => {
+    const key = `${ref.fn.id()}:${ref.name}`;
+    const name = ref.fn.kind() === 'function_definition' ? ref.fn.field('name')?.text() : undefined;
+    if (!name || visited.has(key) || visited.size > MAX_HELPERS) return;
+    visited.add(key);
+    queue.push({ ref, through: [{ helper: name, parameter: ref.name }, ...after] });
+  };
+  for (const ref of parameters) enqueue(ref, []);
+  for (let i = 0; i < queue.length; i++) {
+    const { ref, through } = queue[i] as (typeof queue)[number];
+    if (innermostScope(ref.fn)?.kind() === 'module') {
+      const position = parameterPosition(ref.fn, ref.name);
+      const exported = through[0]?.helper;
+      if (position && exported)
+        found.push({ exported, index: position.index ?? -1, rest: position.rest, through });
+    }
+    for (const edge of edgesOf(ref, facts, memo, parse)) for (const next of edge.next) enqueue(next, through);
+  }
+  return found;
+}
+
+/** What the importing file knows of a helper of another module (ImportedSink's fields it reads). */
+export interface ImportedPythonHelper {
+  specifier: string;
+  exported: string;
+  index: number;
+  rest: boolean;
+  through: HelperCall['through'];
+}
+
+/**
+ * The calls in this file (`root`) of `helper`, imported by `from <specifier> import <exported>`
+ * (or its module by `from . import <module>`), that pass it a non-constant value, and the calls of
+ * this file's own functions that pass theirs on to such a call, at any depth.
+ */
+export function pythonCallersOfImported(
+  root: SgNode,
+  helper: ImportedPythonHelper,
+  bindings: readonly { specifier: string; imported: string; local: SgNode }[],
+  parse?: object,
+): HelperCall[] {
+  const memo = memoFor(parse);
+  const facts = factsFor(memo);
+  const keyword = helper.through[0]?.parameter ?? '';
+  const position: Position = {
+    index: helper.index < 0 ? null : helper.index,
+    rest: helper.rest,
+    method: false,
+  };
+  const found: HelperCall[] = [];
+  const seen = new Set<number>();
+  for (const binding of bindings) {
+    if (binding.specifier !== helper.specifier) continue;
+    const direct = binding.imported === helper.exported;
+    if (!direct && binding.imported !== '*') continue;
+    const local = binding.local.text();
+    // `run(x)` for `from .sh import run`; `sh.run(x)` for `from . import sh`.
+    for (const id of identifiersNamed(direct ? local : helper.exported, root, memo)) {
+      resolutionWork.visits++;
+      const holder = id.parent();
+      const callee = direct ? id : holder;
+      if (!callee || (!direct && (callee.kind() !== 'attribute' || callee.field('object')?.text() !== local)))
+        continue;
+      if (!direct && callee.field('attribute')?.id() !== id.id()) continue;
+      const call = callee.parent();
+      if (call?.kind() !== 'call' || call.field('function')?.id() !== callee.id() || seen.has(call.id()))
+        continue;
+      // A function of the file with the same name hides the import.
+      if (direct && localFunction(id, local, memo)) continue;
+      for (const argument of argumentFor(call, callee, position, keyword)) {
+        const { shape, parameters } = shapeWithParameters(argument, parse);
+        if (shape.constant) continue;
+        seen.add(call.id());
+        found.push({ call, argument, through: helper.through });
+        for (const next of parameters) {
+          if (next.fn.kind() !== 'function_definition') continue;
+          for (const c of closureOf(next, facts, memo, parse)) {
+            if (seen.has(c.call.id())) continue;
+            seen.add(c.call.id());
+            found.push({ ...c, through: [...c.through, ...helper.through] });
+          }
+        }
+        break;
+      }
+    }
+  }
+  return found;
+}

@@ -47,6 +47,11 @@ export interface CaseResult {
   /** Peer name -> caught; absent when the peer does not run on the case's language or is not installed. */
   peers: Record<string, boolean>;
   reviewMs: number;
+  /**
+   * CPU time of this process (every thread) during the review: on a shared machine the wall time
+   * also counts waiting for a core, the CPU time does not.
+   */
+  reviewCpuMs: number;
   /** What makes the case itself wrong (a vulnerable line the change does not add, ...). */
   problems: string[];
   gaps: string[];
@@ -77,7 +82,7 @@ export interface VulnsReport {
   peers: PeerSummary[];
   /** Malformed case folders and duplicate ids. */
   errors: string[];
-  timing: { medianMs: number; maxMs: number; slowest: string | null };
+  timing: { medianMs: number; maxMs: number; slowest: string | null; medianCpuMs: number; maxCpuMs: number };
 }
 
 export const recall = (t: Tally) => (t.cases === 0 ? 0 : t.caught / t.cases);
@@ -235,8 +240,11 @@ async function evaluateCase(
 ): Promise<CaseResult> {
   const { fullName, range } = await caseRange(reposDir, c);
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const review = await reviewRange(reposDir, fullName, range, skills);
+  const cpu = process.cpuUsage(cpuBefore);
   const reviewMs = performance.now() - started;
+  const reviewCpuMs = (cpu.user + cpu.system) / 1000;
   const findings = review.findings;
   const caught = findings.some(
     (f) => !f.dismissal && ruleClass(f.rule) === c.class && onVulnerableLine(c, f),
@@ -248,6 +256,7 @@ async function evaluateCase(
     foundInstead: caught ? [] : foundInstead(c, findings),
     peers,
     reviewMs,
+    reviewCpuMs,
     problems: await caseProblems(c, review.diff.files),
     gaps: [...review.gaps, ...gaps],
   };
@@ -263,9 +272,20 @@ function median(values: number[]): number {
 }
 
 export async function evaluateVulns(
-  options: { cases?: VulnCase[]; skills?: CatalogSkill[]; peers?: boolean } = {},
+  options: {
+    cases?: VulnCase[];
+    /** Only the cases with these ids (an unknown id is an error in the report). */
+    only?: string[];
+    skills?: CatalogSkill[];
+    peers?: boolean;
+  } = {},
 ): Promise<VulnsReport> {
   const loaded = options.cases ? { cases: options.cases, errors: [] } : await loadVulnCases();
+  if (options.only) {
+    const known = new Set(loaded.cases.map((c) => c.id));
+    loaded.errors.push(...options.only.filter((id) => !known.has(id)).map((id) => `${id}: no such case`));
+    loaded.cases = loaded.cases.filter((c) => options.only?.includes(c.id));
+  }
   const skills = options.skills ?? (await loadCatalog()).filter((s) => s.engine !== 'llm');
   const installed = new Map<Peer, string | null>();
   for (const peer of PEERS) installed.set(peer, options.peers === false ? null : await peer.version());
@@ -279,7 +299,7 @@ export async function evaluateVulns(
       tallies: emptyTallies(),
     })),
     errors: [...loaded.errors, ...duplicateIds(loaded.cases).map((d) => `id used twice: ${d}`)],
-    timing: { medianMs: 0, maxMs: 0, slowest: null },
+    timing: { medianMs: 0, maxMs: 0, slowest: null, medianCpuMs: 0, maxCpuMs: 0 },
   };
   const reposDir = await mkdtemp(join(tmpdir(), 'svc-eval-vulns-'));
   try {
@@ -302,6 +322,8 @@ export async function evaluateVulns(
     medianMs: median(times),
     maxMs: slowest?.reviewMs ?? 0,
     slowest: slowest?.case.id ?? null,
+    medianCpuMs: median(report.results.map((r) => r.reviewCpuMs)),
+    maxCpuMs: Math.max(0, ...report.results.map((r) => r.reviewCpuMs)),
   };
   return report;
 }

@@ -16,7 +16,7 @@ import { type FindingDraft, FOUND_SECRETS } from '../../core/review';
 import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { CatalogSkill, RuleLanguage } from '../../skills/catalog';
 import type { BaseReader, ReviewerResult, ReviewFile } from '../types';
-import { groupRepeats } from './group';
+import { groupAcrossDirectory, groupRepeats } from './group';
 import { ImportedHelpers } from './imported-helpers';
 import { napiLanguage, type ParsedFile, parseOnce, ruleLanguageOf } from './languages';
 import {
@@ -206,6 +206,10 @@ export async function runBuiltinSkill(
         });
       }
     });
+    // A directory's P2 credentials (a test suite's throwaway keys) are one finding (./group.ts).
+    const grouped = groupAcrossDirectory(findings);
+    findings.length = 0;
+    findings.push(...grouped);
   } else if (skill.engine === 'ast-grep') {
     const compiled = await compileSkill(skill);
     gaps.push(...compiled.invalid);

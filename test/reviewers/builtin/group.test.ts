@@ -270,3 +270,45 @@ describe('groupAcrossDirectory', () => {
     );
   });
 });
+
+describe("a test suite's throwaway keys, reviewed by the secrets skill", () => {
+  /** A PEM EC key whose body is deterministic base64 from `seed` (64-character lines). */
+  const ecKey = (seed: string) => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+    let body = 'MHcCAQEEI';
+    let x = [...seed].reduce((n, c) => n * 31 + c.charCodeAt(0), 7) >>> 0;
+    while (body.length < 160) {
+      x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+      body += alphabet[(x >>> 16) % 64];
+    }
+    const lines = (body.match(/.{1,64}/g) ?? []).join('\n');
+    return `-----BEGIN EC PRIVATE KEY-----\n${lines}\n-----END EC PRIVATE KEY-----\n`;
+  };
+  const keyFile = (path: string, seed: string): ReviewFile => {
+    const content = ecKey(seed);
+    return { diff: snippetDiffFile(path, content), content };
+  };
+
+  it('is one P2 finding per fixture directory, and a production key stays a P0 of its own', async () => {
+    const result = await runBuiltinSkill(
+      await skill('secrets'),
+      [
+        keyFile('test/fixtures/keys/ecdsa_c', 'c'),
+        keyFile('test/fixtures/keys/ecdsa_a', 'a'),
+        keyFile('test/fixtures/keys/ecdsa_b', 'b'),
+        keyFile('deploy/host_key', 'h'),
+      ],
+      { reviewerId: 'secrets', signal },
+    );
+    expect(result.findings.map((f) => [f.severity, f.path, f.rule])).toEqual([
+      ['P0', 'deploy/host_key', 'secrets/privatekey'],
+      ['P2', 'test/fixtures/keys/ecdsa_a', 'secrets/privatekey'],
+    ]);
+    const fixtures = result.findings[1] as FindingDraft;
+    expect(fixtures.title).toMatch(/^Test fixture credential committed: .*confirm it is throwaway/);
+    expect(fixtures.body).toContain(
+      '**Also in 2 other files of `test/fixtures/keys/`**: `ecdsa_b` (line 1) and `ecdsa_c` (line 1)',
+    );
+    expect(fixtures[FOUND_SECRETS]).toHaveLength(3);
+  });
+});

@@ -4,6 +4,12 @@
  * (the fixed files) and `head/` (the vulnerable files). Reviewing base -> head replays the change
  * that brought the vulnerability in. This module only reads and checks the folders; reviewing
  * them is evaluate-vulns.ts's job.
+ *
+ * case.yml: `id` (the advisory id, also the folder name), optional `aliases`, `project`,
+ * `language`, `class` (the svc rule id that should report it), `summary`, `source` (how to
+ * rebuild base/ and head/), and `vulnerable`: `{ path, lines }` in the head files, each line one
+ * the change adds (checkVulnCases in evaluate-vulns.ts holds every case to that). Files are
+ * copied whole, never trimmed, so line numbers are the published ones.
  */
 import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';

@@ -9,6 +9,7 @@ import type { LineRange } from '../../../src/core/review';
 import { runBuiltinSkill } from '../../../src/reviewers/builtin/engine';
 import { resolutionWork } from '../../../src/reviewers/builtin/flow';
 import { goFlow } from '../../../src/reviewers/builtin/flow/go';
+import { javaFlow } from '../../../src/reviewers/builtin/flow/java';
 import { napiLanguage } from '../../../src/reviewers/builtin/languages';
 import type { ReviewFile } from '../../../src/reviewers/types';
 import { type CatalogSkill, catalogSkill, skillFromFiles } from '../../../src/skills/catalog';
@@ -215,5 +216,33 @@ describe('Go: what a same-file function returns', () => {
     expect(shapeOfSink(file(recursive, 'loop(3)'))).toEqual({ constant: true, text: '' });
     // A method or a function the file declares twice is not followed.
     expect(shapeOfSink(file('func (s *S) name() string { return "x" }', 's.name()')).constant).toBe(false);
+  });
+});
+
+describe('Java: what a method of the file returns', () => {
+  const shapeOfSink = (methods: string, call: string) => {
+    const code = `class C {\n${methods}\n  void f(String x) { sink(${call}); }\n}\n`;
+    const value = parse(napiLanguage('java'), code)
+      .root()
+      .find({ rule: { pattern: 'sink($X)' } })
+      ?.getMatch('X');
+    if (!value) throw new Error('no sink');
+    return javaFlow.shapeOf(value);
+  };
+
+  it('is constant when every return is, and keeps the text of what it returns', () => {
+    const methods =
+      '  String base() { return "ls -l"; }\n  String cmd(int n) { if (n > 1) return base(); return "ls"; }';
+    expect(shapeOfSink(methods, 'this.cmd(2)')).toEqual({ constant: true, text: 'ls -l' });
+    expect(shapeOfSink('  String sql(String n) { return "SELECT 1 WHERE n = " + n; }', 'sql(x)')).toEqual({
+      constant: false,
+      text: 'SELECT 1 WHERE n = \u0000',
+    });
+  });
+
+  it('does not follow overloads or methods of other objects', () => {
+    const overloads = '  String a() { return "x"; }\n  String a(int n) { return "y"; }';
+    expect(shapeOfSink(overloads, 'a()').constant).toBe(false);
+    expect(shapeOfSink('  String a() { return "x"; }', 'other.a()').constant).toBe(false);
   });
 });

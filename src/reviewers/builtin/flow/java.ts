@@ -140,6 +140,10 @@ interface TreeIndex {
    * depth they were resolved at: the same answer holds from there or shallower.
    */
   resolved: Map<string, { shape: Shape; depth: number; parameters: ParameterRef[] }>;
+  /** The file's methods by name, from one search; null until made. */
+  methods: Map<string, SgNode[]> | null;
+  /** A method's own `return` statements (not those of lambdas in it), by its id. */
+  returns: Map<number, SgNode[]>;
 }
 
 /** A method's (or lambda's, constructor's) parameter a value depends on: `cmd` of `void run(String cmd)`. */
@@ -163,6 +167,8 @@ function indexFor(parse: object | undefined): TreeIndex {
       fields: new Map(),
       written: new Map(),
       resolved: new Map(),
+      methods: null,
+      returns: new Map(),
     };
     if (parse) indexes.set(parse, index);
   }
@@ -747,6 +753,10 @@ function invocation(node: SgNode, ctx: Context): Shape {
     if (method === 'nCopies') return vector([shapeIn(args[1] ?? null, ctx)]);
   }
   if (NUMERIC_METHODS.test(method)) return NUMERIC;
+  if (!object || object.kind() === 'this') {
+    const local = methodNamed(method, node, ctx.tree);
+    if (local) return returnedShape(local, ctx);
+  }
   if (!object) return dynamic();
   if (MUTATORS.has(method)) {
     const root = chainRoot(node);
@@ -762,6 +772,49 @@ function invocation(node: SgNode, ctx: Context): Shape {
   if (method === 'formatted') return format(asString(shapeIn(object, ctx)), shapes());
   if (method === 'concat') return join([asString(shapeIn(object, ctx)), ...shapes().map(asString)]);
   return dynamic();
+}
+
+const METHOD_RULE = { rule: { kind: 'method_declaration' } };
+const RETURN_RULE = { rule: { kind: 'return_statement' } };
+
+/** The one method the file declares under `name`, or null (none, or overloads). */
+function methodNamed(name: string, from: SgNode, tree: TreeIndex): SgNode | null {
+  if (!tree.methods) {
+    const methods = new Map<string, SgNode[]>();
+    for (const m of from.getRoot().root().findAll(METHOD_RULE)) {
+      resolutionWork.visits++;
+      const declared = m.field('name')?.text();
+      if (!declared) continue;
+      const list = methods.get(declared);
+      if (list) list.push(m);
+      else methods.set(declared, [m]);
+    }
+    tree.methods = methods;
+  }
+  const found = tree.methods.get(name);
+  return found?.length === 1 ? (found[0] as SgNode) : null;
+}
+
+/**
+ * A call of a method this file declares (`buildCommand()`, `this.script()`): what its `return`
+ * statements give, constant when every one is, whatever the arguments (a parameter is dynamic
+ * there). The method's own parameters are not the caller's: they are not recorded for
+ * `callersReaching`. Followed at any depth; a recursive call adds nothing.
+ */
+function returnedShape(method: SgNode, ctx: Context): Shape {
+  return guarded(`returns:${method.id()}`, ctx, () => {
+    let returns = ctx.tree.returns.get(method.id());
+    if (!returns) {
+      returns = method.findAll(RETURN_RULE).filter((r) => nearestScope(r)?.id() === method.id());
+      resolutionWork.visits += returns.length;
+      ctx.tree.returns.set(method.id(), returns);
+    }
+    const inner: Context = { ...ctx, parameters: [] };
+    const shapes = returns.map((r) => shapeIn(r.namedChildren()[0] ?? null, inner));
+    const first = shapes[0];
+    if (!first) return dynamic();
+    return { constant: shapes.every((x) => x.constant), text: asString(first).text };
+  });
 }
 
 /** `String.join(sep, a, b)` or `String.join(sep, list)`. */

@@ -9,7 +9,7 @@ import type { FindingDraft } from '../../core/review';
 import { fileNotAnalyzedGap, type Gap } from '../../core/runs';
 import type { SkillRule } from '../../skills/catalog';
 import { findAllSliced } from './find-sliced';
-import { boundBy, callersReaching, type HelperCall, prepareFlow, shapeOf } from './flow';
+import { boundBy, callersReaching, type HelperCall, prepareFlow, shapeOf, sourcesOf } from './flow';
 import { DYNAMIC } from './flow/types';
 import { type ImportedSink, importedCallFindings } from './imported-calls';
 import { type ParsedFile, parseErrors } from './languages';
@@ -112,6 +112,8 @@ export function* matchFile(
   const root = parsed.root.root();
   let flowPrepared = false;
   let droppedInErrors = 0;
+  const trailingKeys: string[] = [];
+  const lines = sourceLines(root);
   for (const compiled of rules) {
     if (tick()) yield;
     let nodes: SgNode[];
@@ -141,7 +143,7 @@ export function* matchFile(
       const { rule } = compiled;
       const body = interpolate(rule.note, node);
       // `keyed`: the code the finding is known by in the base (./preexisting.ts), wherever it is placed.
-      const report = (at: SgNode, more: string | null, keyed: SgNode) => {
+      const report = (at: SgNode, more: string | null, keyed: SgNode | string) => {
         const lines = changedLinesOf(file, at);
         if (!lines) return;
         const key = `${compiled.ruleId}:${lines.start}:${lines.end}`;
@@ -160,7 +162,7 @@ export function* matchFile(
           category: rule.category,
           reviewer,
         });
-        keys?.push(matchKey(compiled.ruleId, keyed.text()));
+        keys?.push(matchKey(compiled.ruleId, typeof keyed === 'string' ? keyed : keyed.text()));
       };
       // `anchor`: where the defect was made (`new ObjectInputStream(socket...)`) when the change
       // touched it, else the match (its `readObject()`): one finding either way.
@@ -175,6 +177,15 @@ export function* matchFile(
           if (compiled.flowText && !compiled.flowText.test(asPassed(sinkText, reach, parsed))) continue;
           report(reach.call, throughHelpers(reach, node), reach.call);
         }
+        // The sink's line untouched, a line its value is built on edited: the change altered what
+        // reaches the sink there. Known by the sink and that line's code, so a base that built the
+        // same value the same way (./preexisting.ts, the trailing keys below) had it already.
+        const sources = sourcesOf(parsed.language, value, parsed);
+        const keyOf = (source: SgNode) => `${node.text()}\u0000${lines.of(source)}`;
+        if (!changedLinesOf(file, node)) {
+          const edited = sources.find((source) => changedLinesOf(file, source));
+          if (edited) report(edited, builtHere(edited, node), keyOf(edited));
+        } else for (const source of sources) trailingKeys.push(matchKey(compiled.ruleId, keyOf(source)));
       }
     }
   }
@@ -206,6 +217,9 @@ export function* matchFile(
       ),
     );
   }
+  // After every finding's own key (engine.ts reads one per finding): the lines each sink reported
+  // at its own place is built on, which only the base's comparison reads.
+  keys?.push(...trailingKeys);
   return out;
 }
 
@@ -219,6 +233,22 @@ export function* matchFile(
 function asPassed(sinkText: string, reach: HelperCall, parsed: ParsedFile): string {
   const passed = shapeOf(parsed.language, reach.argument, parsed).text;
   return sinkText.includes(DYNAMIC) ? sinkText.replace(DYNAMIC, () => passed) : passed;
+}
+
+/** The text of a node's first line in the file, read once per file. */
+function sourceLines(root: SgNode): { of(node: SgNode): string } {
+  let all: string[] | null = null;
+  return {
+    of(node: SgNode) {
+      all ??= root.text().split('\n');
+      return all[node.range().start.line] ?? '';
+    },
+  };
+}
+
+/** What a finding on a line the sink's value is built on adds to the rule's note. */
+function builtHere(source: SgNode, sink: SgNode): string {
+  return `This line gives the value \`${shortText(source.text())}\`, which reaches \`${shortText(sink.text())}\` at line ${sink.range().start.line + 1}: the change altered the value that reaches it.`;
 }
 
 /** Where a helper call's value comes from and how it reaches the sink, for the finding's body. */

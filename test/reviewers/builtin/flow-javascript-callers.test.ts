@@ -225,3 +225,49 @@ describe('helpers across one import', () => {
     expect(result.findings).toEqual([]);
   });
 });
+
+describe('a changed line the value of an unchanged sink is built on', () => {
+  const code = (exec: string) =>
+    [
+      "var execSync = require('child_process').execSync;",
+      'function gcov(args, root) {',
+      "  var cmd = 'find ' + root +",
+      `    ' -exec ' + ${exec} + ' {} +';`,
+      '  execSync(cmd);',
+      '}',
+    ].join('\n');
+  const head = code("(args.options['gcov-exec'] || 'gcov')");
+  const file: ReviewFile = {
+    diff: { ...snippetDiffFile('lib/coverage.js', head, [{ start: 4, end: 4 }]), change: 'modified' },
+    content: head,
+  };
+
+  it('is reported on that line, naming the sink', async () => {
+    const result = await runBuiltinSkill(await security(), [file], { reviewerId: 'security', signal: never });
+    expect(result.findings.map((f) => [f.rule, f.line])).toEqual([['security/command-injection', 4]]);
+    expect(result.findings[0]?.body).toContain('reaches `execSync(cmd)` at line 5');
+  });
+
+  it('is not new when the base built the value the same way (re-indented)', async () => {
+    const reindented = head.replace("    ' -exec '", "        ' -exec '");
+    const readBase: BaseReader = async (paths) => new Map(paths.map((p) => [p, reindented]));
+    const result = await runBuiltinSkill(await security(), [file], {
+      reviewerId: 'security',
+      signal: never,
+      readBase,
+    });
+    expect(result.findings).toEqual([]);
+    expect(result.gaps.map((g) => g.code)).toEqual(['builtin_preexisting_not_reported']);
+  });
+
+  it('is new when the base built that line from constants', async () => {
+    const base = code("'gcov'");
+    const readBase: BaseReader = async (paths) => new Map(paths.map((p) => [p, base]));
+    const result = await runBuiltinSkill(await security(), [file], {
+      reviewerId: 'security',
+      signal: never,
+      readBase,
+    });
+    expect(result.findings.map((f) => f.line)).toEqual([4]);
+  });
+});

@@ -42,6 +42,11 @@ export function callersReaching(language: RuleLanguage, node: SgNode, parse?: ob
   return ADAPTERS[language]?.callersReaching?.(node, parse) ?? [];
 }
 
+/** Where the non-constant parts of the value `node` come in (FlowLanguage.sourcesOf); none without an adapter. */
+export function sourcesOf(language: RuleLanguage, node: SgNode, parse?: object): SgNode[] {
+  return ADAPTERS[language]?.sourcesOf?.(node, parse) ?? [];
+}
+
 /** The adapter's `prepare` steps for one parse (nothing for a language that needs none). */
 export function* prepareFlow(
   language: RuleLanguage,

@@ -181,7 +181,12 @@ interface Context {
   memo: ParseMemo;
   /** Parameters the value was found to depend on (a sink's value handed in by callers). */
   parameters: ParameterRef[];
+  /** Where the value's non-constant parts come in: the innermost expressions found dynamic. */
+  sources: SgNode[];
 }
+
+/** Sources remembered with one resolved binding: enough to place a finding, bounded per binding. */
+const MAX_SOURCES = 16;
 
 /** A function's parameter a value depends on: `cmd` of `function run(cmd) { exec(cmd) }`. */
 export interface ParameterRef {
@@ -204,7 +209,7 @@ interface ParseMemo {
    * Shapes of bindings (`<scope id>:<name>`) resolved without meeting a cycle or the depth limit,
    * with the depth they were resolved at: the same answer holds from that depth or shallower.
    */
-  resolved: Map<string, { shape: Shape; depth: number; parameters: ParameterRef[] }>;
+  resolved: Map<string, { shape: Shape; depth: number; parameters: ParameterRef[]; sources: SgNode[] }>;
   /** Facts about the calls of the file, kept by ./javascript-callers.ts; null until asked. */
   callers: unknown;
 }
@@ -243,6 +248,7 @@ const contextFor = (parse: object | undefined): Context => ({
   cutoffs: 0,
   memo: memoFor(parse),
   parameters: [],
+  sources: [],
 });
 
 /**
@@ -256,6 +262,30 @@ export function shapeWithParameters(
   const ctx = contextFor(parse);
   const found = shape(node, ctx);
   return { shape: found, parameters: uniqueParameters(ctx.parameters) };
+}
+
+/**
+ * Where the non-constant parts of the value come in: the innermost expressions found dynamic (a
+ * parameter's use, `req.query.ref`, a call's result), in the sink's function or the bindings it
+ * reads, at most MAX_SOURCES per binding. A change that edits one of their lines changed what
+ * reaches the sink, even when the sink's own line is untouched.
+ */
+export function valueSources(node: SgNode, parse?: object): SgNode[] {
+  const ctx = contextFor(parse);
+  if (shape(node, ctx).constant) return [];
+  return uniqueNodes(ctx.sources, Number.POSITIVE_INFINITY);
+}
+
+function uniqueNodes(nodes: readonly SgNode[], limit: number): SgNode[] {
+  const seen = new Set<number>();
+  const out: SgNode[] = [];
+  for (const n of nodes) {
+    if (out.length >= limit) break;
+    if (seen.has(n.id())) continue;
+    seen.add(n.id());
+    out.push(n);
+  }
+  return out;
 }
 
 function uniqueParameters(parameters: readonly ParameterRef[]): ParameterRef[] {
@@ -300,6 +330,7 @@ export function callerMemo(parse: object | undefined): { callers: unknown } {
 export const javascriptFlow: FlowLanguage = {
   shapeOf: (node: SgNode, parse?: object) => shape(node, contextFor(parse)),
   callersReaching: (value: SgNode, parse?: object) => callersReaching(value, parse),
+  sourcesOf: (value: SgNode, parse?: object) => valueSources(value, parse),
   *prepare(root: SgNode, parse: object, yieldNow: () => boolean) {
     const memo = memoFor(parse);
     if (memo.identifiers) return;
@@ -321,6 +352,14 @@ export const javascriptFlow: FlowLanguage = {
 const kindOf = (node: SgNode): string => String(node.kind());
 
 function shape(node: SgNode, ctx: Context): Shape {
+  const before = ctx.sources.length;
+  const found = shapeOfKind(node, ctx);
+  // Dynamic, and no part of it was: the data comes in here.
+  if (!found.constant && ctx.sources.length === before) ctx.sources.push(node);
+  return found;
+}
+
+function shapeOfKind(node: SgNode, ctx: Context): Shape {
   const kind = kindOf(node);
   if (kind === 'string') return constant(node.text().slice(1, -1));
   if (kind === 'template_string') return templateShape(node, ctx);
@@ -808,6 +847,7 @@ function resolveName(name: string, use: SgNode, ctx: Context): Shape {
   const known = ctx.memo.resolved.get(key);
   if (known && ctx.depth <= known.depth) {
     ctx.parameters.push(...known.parameters);
+    ctx.sources.push(...known.sources);
     return known.shape;
   }
   if (ctx.visiting.has(key)) {
@@ -816,6 +856,7 @@ function resolveName(name: string, use: SgNode, ctx: Context): Shape {
   }
   const cutoffsBefore = ctx.cutoffs;
   const parametersBefore = ctx.parameters.length;
+  const sourcesBefore = ctx.sources.length;
   ctx.visiting.add(key);
   ctx.depth++;
   try {
@@ -827,6 +868,7 @@ function resolveName(name: string, use: SgNode, ctx: Context): Shape {
         depth: ctx.depth - 1,
         // Once each: a binding written a thousand times from one parameter depends on it once.
         parameters: uniqueParameters(ctx.parameters.slice(parametersBefore)),
+        sources: uniqueNodes(ctx.sources.slice(sourcesBefore), MAX_SOURCES),
       });
     return resolved;
   } finally {

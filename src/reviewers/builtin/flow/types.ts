@@ -61,6 +61,12 @@ export interface FlowLanguage {
    * Optional: an adapter without it follows no helper.
    */
   callersReaching?(value: SgNode, parse?: object): HelperCall[];
+  /**
+   * Where the non-constant parts of `value` come in (the innermost expressions the adapter found
+   * dynamic, in the sink's function and the bindings it reads): a change that edits one of their
+   * lines changed what reaches the sink even when the sink's line is untouched. Optional.
+   */
+  sourcesOf?(value: SgNode, parse?: object): SgNode[];
 }
 
 /** A call whose argument reaches a sink through the parameters of the file's own functions. */

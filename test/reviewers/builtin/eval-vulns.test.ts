@@ -117,4 +117,27 @@ describe('eval part 4: the evaluator', () => {
     // detect-child-process reports the exec call the advisory is about.
     expect(run.flagged.get('lib/growl.js')?.has(289)).toBe(true);
   }, 60_000);
+
+  it('lets the ESLint peer read TypeScript, reporting at the TypeScript line', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'svc-vuln-peer-'));
+    try {
+      const ts = [
+        'interface Options {',
+        '  code: string;',
+        '}',
+        '',
+        'export function run(options: Options): unknown {',
+        '  const text: string = options.code as string;',
+        '  return eval(text);',
+        '}',
+        '',
+      ].join('\n');
+      await writeFile(join(dir, 'run.ts'), ts);
+      const run = await eslintSecurityPeer.flag(dir, ['run.ts']);
+      expect(run.gaps).toEqual([]);
+      expect([...(run.flagged.get('run.ts') ?? [])]).toEqual([7]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -46,6 +46,12 @@ export interface KnowledgeTool {
    * committed enforces it.
    */
   enforced_in: string[];
+  /**
+   * How CI reaches it through task runners, one chain per way, when it does
+   * (`.github/workflows/ci.yml: tox -e typing -> tox.ini [testenv:typing]: mypy`); absent when
+   * CI runs it directly or not at all.
+   */
+  enforced_via?: string[];
 }
 
 export interface KnowledgeTooling {
@@ -66,6 +72,11 @@ export interface KnowledgeCiWorkflow {
   triggers: string[];
   /** Its shell commands, one per line, trimmed, at most 50. */
   runs: string[];
+  /**
+   * The actions its steps and jobs use, as written (`actions/checkout@v4`, or pinned to a commit
+   * SHA); absent when it uses none. Quick actions follow how the repository pins them.
+   */
+  uses?: string[];
 }
 
 export interface KnowledgeConventions {

@@ -43,7 +43,7 @@ export function ciProvider(path: string): CiProvider | null {
 }
 
 /** The lines of a shell command block: trimmed, without blanks and comments. */
-function commandLines(block: unknown): string[] {
+export function commandLines(block: unknown): string[] {
   if (typeof block !== 'string') return [];
   return block
     .split(/\r?\n/)
@@ -218,7 +218,9 @@ export function readCiFile(src: Sources, path: string): CiFile | null {
     // A shell script (`.ci/run`): its lines, without the shebang.
     commands = commandLines(text);
   }
-  return { workflow: { path, provider, triggers, runs: commands.slice(0, MAX_RUNS) }, commands, uses };
+  const workflow: KnowledgeCiWorkflow = { path, provider, triggers, runs: commands.slice(0, MAX_RUNS) };
+  if (uses.length > 0) workflow.uses = [...new Set(uses)].slice(0, MAX_RUNS);
+  return { workflow, commands, uses };
 }
 
 export function readCi(src: Sources): CiFile[] {

@@ -25,6 +25,7 @@ import { ciProvider, readCi } from './ci';
 import { deriveConventions } from './conventions';
 import { applyDeclared, readDeclared } from './declared';
 import { derivePackageManagers, MANIFESTS } from './managers';
+import { RUNNER_FILES } from './runner-configs';
 import { deriveRuntimes, VERSION_FILES } from './runtimes';
 import { basename, depth, GIT_ATTRIBUTES, isOwnConfig, type KnowledgeGap, Sources } from './sources';
 import { deriveTooling, isRequirementsFile } from './tooling';
@@ -46,6 +47,9 @@ const READ_NAMES = new Set([
   '.ruff.toml',
 ]);
 
+/** Task runners' configuration, read at the root only: CI runs `make`, `just` or `pre-commit` from there. */
+const ROOT_RUNNER_FILES = new Set(RUNNER_FILES);
+
 /** Which files to read, most important first: the root's own, CI, then by depth. */
 function wantedFiles(paths: readonly string[]): string[] {
   const tier = (p: string) =>
@@ -56,6 +60,7 @@ function wantedFiles(paths: readonly string[]): string[] {
         p === REPO_KNOWLEDGE_FILE ||
         p === GIT_ATTRIBUTES ||
         ciProvider(p) !== null ||
+        ROOT_RUNNER_FILES.has(p) ||
         ((READ_NAMES.has(basename(p)) || isRequirementsFile(p)) && isOwnConfig(p)),
     )
     .sort((a, b) => tier(a) - tier(b) || depth(a) - depth(b) || a.localeCompare(b));

@@ -222,7 +222,7 @@ export function stripJsonComments(text: string): string {
   return out.replace(/,(\s*[}\]])/g, '$1');
 }
 
-function parseIni(text: string): Map<string, Map<string, string>> {
+export function parseIni(text: string): Map<string, Map<string, string>> {
   const sections = new Map<string, Map<string, string>>();
   let section: Map<string, string> | null = null;
   let lastKey: string | null = null;

@@ -16,7 +16,9 @@
 import type { KnowledgeTool, KnowledgeTooling, KnowledgeToolKind } from '../core/repo-knowledge';
 import { type CiFile, scriptsReachedFrom } from './ci';
 import { anyOf, type CommandMatcher, matches, runs, runsSub } from './commands';
+import { readTaskRunners, type Target } from './runner-configs';
 import { field, isObject, type Json, type Sources } from './sources';
+import { followRunners, type ReachedCommand } from './task-runners';
 
 interface Evidence {
   config: string | null;
@@ -34,6 +36,10 @@ interface Context {
   ci: CiFile[];
   /** `package.json#scripts.name` of the root scripts CI reaches. */
   reached: Set<string>;
+  /** Each CI file's commands as reached through the task runners (tox, pre-commit, make, ...). */
+  followed: Map<string, ReachedCommand[]>;
+  /** Every target of the task runners (tox envs, hooks, make targets, recipes, sessions). */
+  targets: Target[];
 }
 
 interface ToolSpec {
@@ -467,23 +473,42 @@ function firstEvidence(spec: ToolSpec, ctx: Context): Evidence | null {
     if (script) return { config: null, source: script[0] };
     const ci = ctx.ci.find((f) => f.commands.some((c) => run(c)));
     if (ci) return { config: null, source: ci.workflow.path };
+    const target = ctx.targets.find((t) => t.commands.some((c) => run(c)));
+    if (target) return { config: null, source: target.at };
   }
   const action = spec.action;
   const ci = action && ctx.ci.find((f) => f.uses.some((u) => action.test(u)));
   return ci ? { config: null, source: ci.workflow.path } : null;
 }
 
-function enforcedIn(spec: ToolSpec, ctx: Context): string[] {
-  const out: string[] = [];
+/**
+ * Where CI runs the tool: the CI files running it directly, or through a task runner (then the
+ * target that runs it is listed too, and the chain is returned as `via`), and the package.json
+ * scripts CI reaches that run it.
+ */
+function enforcedIn(spec: ToolSpec, ctx: Context): { at: string[]; via: string[] } {
+  const at: string[] = [];
+  const via: string[] = [];
   const { run, action } = spec;
   for (const f of ctx.ci) {
     if ((run && f.commands.some((c) => run(c))) || (action && f.uses.some((u) => action.test(u)))) {
-      out.push(f.workflow.path);
+      at.push(f.workflow.path);
+      continue;
     }
+    const hits = run ? (ctx.followed.get(f.workflow.path) ?? []).filter((r) => run(r.command)) : [];
+    if (hits.length === 0) continue;
+    at.push(f.workflow.path, ...hits.map((h) => h.via[h.via.length - 1] as string));
+    via.push(...hits.map((h) => h.chain));
   }
-  for (const [at, command] of ctx.scripts) if (ctx.reached.has(at) && run?.(command)) out.push(at);
-  return out;
+  for (const [script, command] of ctx.scripts) if (ctx.reached.has(script) && run?.(command)) at.push(script);
+  return { at: [...new Set(at)], via: [...new Set(via)].slice(0, MAX_CHAINS) };
 }
+
+/** Chains kept per tool: enough to show how, not every matrix entry. */
+const MAX_CHAINS = 5;
+
+/** The commands `pre-commit/action` runs, as a CI step would write them. */
+const PRE_COMMIT_ACTION = /^pre-commit\/action@/;
 
 export function deriveTooling(src: Sources, ci: CiFile[]): KnowledgeTooling {
   const scripts: [string, string][] = src.named('package.json').flatMap((path) => {
@@ -497,8 +522,23 @@ export function deriveTooling(src: Sources, ci: CiFile[]): KnowledgeTooling {
       .filter(([at]) => at.startsWith('package.json#'))
       .map(([at, c]) => [at.slice('package.json#scripts.'.length), c]),
   );
+  const runners = readTaskRunners(src);
+  const followed = new Map(
+    ci.map((f) => [
+      f.workflow.path,
+      followRunners(
+        f.workflow.path,
+        [
+          ...f.commands,
+          ...f.uses.filter((u) => PRE_COMMIT_ACTION.test(u)).map(() => 'pre-commit run --all-files'),
+        ],
+        runners,
+      ),
+    ]),
+  );
+  // A task runner may run an npm script too (`make lint` → `npm run lint`).
   const reachedNames = scriptsReachedFrom(
-    ci.flatMap((f) => f.commands),
+    [...ci.flatMap((f) => f.commands), ...[...followed.values()].flat().map((r) => r.command)],
     rootScripts,
   );
   const ctx: Context = {
@@ -508,6 +548,8 @@ export function deriveTooling(src: Sources, ci: CiFile[]): KnowledgeTooling {
     scripts,
     ci,
     reached: new Set([...reachedNames].map((n) => `package.json#scripts.${n}`)),
+    followed,
+    targets: runners.flatMap((r) => r.all()),
   };
   const tooling: KnowledgeTooling = { linters: [], formatters: [], type_checkers: [], test_runners: [] };
   const enforcedByName = new Map<string, string[]>();
@@ -518,11 +560,15 @@ export function deriveTooling(src: Sources, ci: CiFile[]): KnowledgeTooling {
     if (!evidence) continue;
     if (spec.disabled && evidence.config && spec.disabled(ctx, evidence.config)) continue;
     const enforced = enforcedIn(spec, ctx);
-    enforcedByName.set(spec.name, [...(enforcedByName.get(spec.name) ?? []), ...enforced]);
-    found.push([
-      spec,
-      { name: spec.name, config: evidence.config, source: evidence.source, enforced_in: enforced },
-    ]);
+    enforcedByName.set(spec.name, [...(enforcedByName.get(spec.name) ?? []), ...enforced.at]);
+    const tool: KnowledgeTool = {
+      name: spec.name,
+      config: evidence.config,
+      source: evidence.source,
+      enforced_in: enforced.at,
+    };
+    if (enforced.via.length > 0) tool.enforced_via = enforced.via;
+    found.push([spec, tool]);
   }
   for (const [spec, tool] of found) {
     const also = spec.enforcedWith ? (enforcedByName.get(spec.enforcedWith) ?? []) : [];

@@ -534,6 +534,7 @@ jobs:
         provider: 'github_actions',
         triggers: ['push', 'pull_request'],
         runs: ['npm ci', 'npm run lint', 'npm test', 'npx prettier --check src'],
+        uses: ['actions/checkout@v4'],
       },
     ]);
     expect(content.tooling.linters).toEqual([

@@ -85,6 +85,12 @@ const list = (items: readonly string[], max = 5, total = items.length) =>
     : `${items.slice(0, max).join(', ')} and ${total - max} more`;
 const pct = (n: number, of: number) => Math.round((100 * n) / of);
 const toolNames = (tools: KnowledgeTool[]) => list(tools.map((t) => t.name));
+/** Where CI runs a tool, with the first task-runner chain that shows how when it goes through one. */
+const ranWhere = (t: KnowledgeTool) =>
+  t.enforced_via?.[0] ? `${list(t.enforced_in)} (${t.enforced_via[0]})` : list(t.enforced_in);
+/** The first chain by which the CI file at `path` reaches one of `runners`, for the evidence. */
+const chainFrom = (path: string, runners: KnowledgeTool[]) =>
+  runners.flatMap((r) => r.enforced_via ?? []).find((c) => c.startsWith(`${path}: `));
 
 type Judged = { result: CheckResult; evidence: Evidence; remedy?: string };
 
@@ -269,7 +275,7 @@ function ciRunsTestsOnPullRequests(facts: ScorecardFacts): Judged {
         note: good
           .map(
             (j) =>
-              `${j.w.path} runs ${list(j.tests)} ${j.w.provider === 'github_actions' ? `on ${j.w.triggers.filter((t) => PULL_REQUEST_EVENTS.has(t)).join(', ')}` : `(${j.w.provider} builds every branch and merge request)`}`,
+              `${j.w.path} runs ${list(j.tests)} ${j.w.provider === 'github_actions' ? `on ${j.w.triggers.filter((t) => PULL_REQUEST_EVENTS.has(t)).join(', ')}` : `(${j.w.provider} builds every branch and merge request)`}${((c) => (c ? ` (${c})` : ''))(chainFrom(j.w.path, runners))}`,
           )
           .join('; '),
       },
@@ -302,7 +308,7 @@ function enforcedTool(facts: ScorecardFacts, kind: 'linters' | 'formatters', wha
       evidence: {
         paths: [...new Set(enforced.flatMap((t) => t.enforced_in))],
         numbers,
-        note: enforced.map((t) => `${t.name} runs in ${list(t.enforced_in)}`).join('; '),
+        note: enforced.map((t) => `${t.name} runs in ${ranWhere(t)}`).join('; '),
       },
     };
   if (tools.length > 0)
@@ -344,7 +350,7 @@ function typeChecking(facts: ScorecardFacts): Judged {
     const present = checkers.filter((c) => known.includes(c.name));
     const enforced = present.filter((c) => c.enforced_in.length > 0);
     if (enforced.length > 0) {
-      passed.push(enforced.map((c) => `${name}: ${c.name} runs in ${list(c.enforced_in)}`).join('; '));
+      passed.push(enforced.map((c) => `${name}: ${c.name} runs in ${ranWhere(c)}`).join('; '));
       paths.push(...enforced.flatMap((c) => c.enforced_in));
     } else if (present.length > 0) {
       failed.push(

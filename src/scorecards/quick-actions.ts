@@ -7,7 +7,9 @@
  * why (`why_no_operation`) and the step is the check's remedy.
  */
 import type { KnowledgePackageManager, KnowledgeTool, RepoKnowledge } from '../core/repo-knowledge';
+import { pinLikeRepository } from './action-pins';
 import { type CheckId, levelOf, REVIEW_CHECK_NAME } from './definitions';
+import { testsRunBy } from './evaluate';
 import type { CheckOutcome, QuickActionKind, ScorecardFacts, SuggestedAction } from './types';
 
 /** Where the CI workflow quick action writes. */
@@ -127,7 +129,7 @@ export function testWorkflow(
   k: RepoKnowledge,
   scripts: Record<string, string> | null,
   defaultBranch: string,
-): { content: string; commands: string[] } | { why: string } {
+): { content: string; commands: string[]; pinned: string[] } | { why: string } {
   const managers = k.package_managers.filter(atRoot);
   const runners = k.tooling.test_runners;
   const jobs: Job[] = [];
@@ -186,7 +188,10 @@ export function testWorkflow(
     ]),
     '',
   ].join('\n');
-  return { content, commands: jobs.flatMap((j) => j.commands) };
+  // The repository's convention for action references wins over the tags written above.
+  const pinned = pinLikeRepository(content, k.ci);
+  if ('why' in pinned) return pinned;
+  return { content: pinned.content, commands: jobs.flatMap((j) => j.commands), pinned: pinned.pinned };
 }
 
 /**
@@ -264,7 +269,11 @@ const NEEDS_PEOPLE: Partial<Record<CheckId, { kind: QuickActionKind; title: stri
   },
 };
 
-function ciAction(o: CheckOutcome, facts: ScorecardFacts): SuggestedAction {
+/**
+ * The workflow quick action, or null when CI already runs the tests (directly or through a task
+ * runner) and only its triggers are wrong: a second workflow would run them twice.
+ */
+function ciAction(o: CheckOutcome, facts: ScorecardFacts): SuggestedAction | null {
   const base = {
     kind: 'add_ci_test_workflow' as const,
     check: o.check,
@@ -279,6 +288,9 @@ function ciAction(o: CheckOutcome, facts: ScorecardFacts): SuggestedAction {
   });
   const k = facts.knowledge;
   if (!k) return noOp(facts.missing.knowledge ?? 'the repository knowledge was not read', o.remedy);
+  const scripts = facts.rootScripts ?? {};
+  if (k.content.ci.some((w) => testsRunBy(w, k.content.tooling.test_runners, scripts).length > 0))
+    return null;
   const existing = k.content.ci.filter((w) => w.provider !== 'github_actions');
   if (k.content.ci.length > 0 && existing.length === k.content.ci.length)
     return noOp(
@@ -294,9 +306,13 @@ function ciAction(o: CheckOutcome, facts: ScorecardFacts): SuggestedAction {
   const workflow = testWorkflow(k.content, facts.rootScripts, facts.host.defaultBranch);
   if ('why' in workflow) return noOp(workflow.why, o.remedy);
   const runs = workflow.commands.map((c) => `\`${c}\``).join(', ');
+  const pins =
+    workflow.pinned.length > 0
+      ? ` Its actions are pinned to the commit SHAs the repository's workflows already use (${workflow.pinned.join(', ')}).`
+      : '';
   return {
     ...base,
-    does: `Opens a draft pull request adding ${TEST_WORKFLOW_PATH}, which runs ${runs} on every pull request.`,
+    does: `Opens a draft pull request adding ${TEST_WORKFLOW_PATH}, which runs ${runs} on every pull request.${pins}`,
     execution: 'draft_pull_request',
     why_no_operation: null,
     change: {
@@ -406,8 +422,10 @@ export function suggestActions(outcomes: readonly CheckOutcome[], facts: Scoreca
       continue;
     }
     if (o.result !== 'fail') continue;
-    if (o.check === 'ci_runs_tests_on_pull_requests') actions.push(ciAction(o, facts));
-    else if (o.check === 'svc_json_declared') actions.push(svcJsonAction(o, facts));
+    if (o.check === 'ci_runs_tests_on_pull_requests') {
+      const action = ciAction(o, facts);
+      if (action) actions.push(action);
+    } else if (o.check === 'svc_json_declared') actions.push(svcJsonAction(o, facts));
     else if (o.check === 'codeowners')
       actions.push({
         kind: 'add_codeowners',

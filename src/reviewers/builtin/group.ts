@@ -15,6 +15,10 @@
  * (review/ledger-reconcile.ts): a copy added above the first, or the first copy fixed while the
  * others remain, leaves it the same finding, neither new nor fixed; every P2 finding carries it,
  * so one copy becoming two (or two one) is the same finding too.
+ *
+ * The secrets skill's P2 credentials (throwaway keys in test fixtures) are grouped a step wider, over
+ * the files of one directory (`groupAcrossDirectory`): a test suite's key files are one thing to
+ * confirm.
  */
 import { type FindingDraft, FOUND_SECRETS, type LineRange, normalizeAnchor } from '../../core/review';
 

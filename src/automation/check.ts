@@ -67,7 +67,12 @@ async function publish(
   fields: Partial<typeof checkRuns.$inferInsert> & { status: CheckRow['status'] },
   output: { summary: string; text?: string | null },
 ): Promise<CheckRow> {
-  const row = await upsertRow(db, target, fields);
+  // What is posted is kept with the row, so the API shows a pull request's check as its host does.
+  const row = await upsertRow(db, target, {
+    ...fields,
+    summary: output.summary,
+    outputText: output.text ?? null,
+  });
   const posted = await host.postCheck(target.repo, {
     id: row.externalId,
     name: CHECK_NAME,

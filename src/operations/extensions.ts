@@ -9,7 +9,9 @@
  * `swarms_cancel` (the spec has swarms to read but no way to start or stop one), and `metric_records_write` with
  * `preferences_update` (the spec lets callers own metric records and keep preferences, but
  * shows no write for either), and `review_results_diff` (findings name their lines, but the spec
- * has no way to read the code they point at). The contract test proves
+ * has no way to read the code they point at), and `pull_requests_check` (the `Service / Review`
+ * check with its fix prompt, which the autofix contract starts from, was readable only on the code
+ * host). The contract test proves
  * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
  * has no tool name; it is `projects_create` here, and so it is listed as an extension.
  */
@@ -37,4 +39,5 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'metric_records_write',
   'preferences_update',
   'review_results_diff',
+  'pull_requests_check',
 ];

@@ -6,10 +6,10 @@
 import { and, desc, eq, lt, or, type SQL } from 'drizzle-orm';
 import type { PgColumn } from 'drizzle-orm/pg-core';
 import { z } from 'zod';
-import { REVIEW_STATUSES, type ReviewStatus } from '../core/checks';
+import { CHECK_NAME, REVIEW_STATUSES, type ReviewStatus } from '../core/checks';
 import { ApiError } from '../core/errors';
 import { findingRecord } from '../review/service';
-import { findings, pullRequests, reviewResults } from '../storage/schema';
+import { checkRuns, findings, pullRequests, reviewResults } from '../storage/schema';
 import { defineOperation, type OperationContext } from './registry';
 import { decimalParam, iso, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page } from './schemas/cursor';
@@ -119,6 +119,66 @@ const pullRequestsList = defineOperation({
       .limit(query.limit + 1);
     const { data, nextCursor } = page(rows, query.limit);
     return { object: 'list' as const, data: data.map(toPullRequest), next_cursor: nextCursor };
+  },
+});
+
+const pullRequestCheckRecord = z.object({
+  object: z.literal('pull_request_check'),
+  pull_request_id: z.string(),
+  name: z.string().describe(`Always \`${CHECK_NAME}\`.`),
+  head_sha: z.string(),
+  status: z.enum(['queued', 'in_progress', 'completed']),
+  conclusion: z.string().nullable(),
+  title: z.string(),
+  summary: z.string().nullable(),
+  fix_prompt: z
+    .string()
+    .nullable()
+    .describe("The check's text once a review concluded it: the structured fix prompt for coding agents."),
+  deadline_at: timestamp.nullable(),
+  updated_at: timestamp,
+});
+
+const pullRequestsCheck = defineOperation({
+  tool: 'pull_requests_check',
+  method: 'GET',
+  path: '/api/v1/pull-requests/{id}/check',
+  summary:
+    "Read the pull request's `Service / Review` check at its current head, as the code host shows it: status, conclusion, title, summary and the fix prompt.",
+  description:
+    'Documented extension. The check of the newest head svc has seen; when that head has none yet, the latest check of the pull request.',
+  scope: 'project',
+  params: idParams,
+  response: pullRequestCheckRecord,
+  handler: async ({ params }, ctx) => {
+    const [pr] = await ctx.services.db.orm
+      .select({ id: pullRequests.id, headSha: pullRequests.headSha })
+      .from(pullRequests)
+      .where(
+        and(eq(pullRequests.id, params.id), scoped(ctx, pullRequests.workspaceId, pullRequests.projectId)),
+      )
+      .limit(1);
+    if (!pr) throw new ApiError('not_found', `pull request ${params.id} was not found`);
+    const checks = await ctx.services.db.orm
+      .select()
+      .from(checkRuns)
+      .where(eq(checkRuns.pullRequestId, pr.id))
+      .orderBy(desc(checkRuns.updatedAt), desc(checkRuns.id));
+    const check = checks.find((c) => c.headSha === pr.headSha) ?? checks[0];
+    if (!check) throw new ApiError('not_found', `pull request ${params.id} has no ${CHECK_NAME} check yet`);
+    return {
+      object: 'pull_request_check' as const,
+      pull_request_id: pr.id,
+      name: CHECK_NAME,
+      head_sha: check.headSha,
+      status: check.status,
+      conclusion: check.conclusion,
+      title: check.title,
+      summary: check.summary,
+      fix_prompt: check.conclusion ? check.outputText : null,
+      deadline_at: iso(check.deadlineAt),
+      updated_at: check.updatedAt.toISOString(),
+    };
   },
 });
 
@@ -297,6 +357,7 @@ const reviewResultsList = defineOperation({
 export const operations = [
   pullRequestsGet,
   pullRequestsList,
+  pullRequestsCheck,
   findingsGet,
   findingsList,
   reviewResultsGet,

@@ -516,6 +516,9 @@ export const checkRuns = pgTable(
     status: text('status').$type<'queued' | 'in_progress' | 'completed'>().notNull(),
     conclusion: text('conclusion'),
     title: text('title').notNull().default(''),
+    /** The check's output as last posted: its summary, and its text (a verdict's fix prompt). */
+    summary: text('summary'),
+    outputText: text('output_text'),
     reviewTaskId: text('review_task_id'),
     reviewRunId: text('review_run_id'),
     /** When the check completes `neutral` with "still reviewing" if the review has not landed. */

@@ -30,6 +30,7 @@ type CheckRecord = {
   status: string;
   conclusion: string | null;
   title: string;
+  summary: string;
   text: string | null;
 };
 type CommentRecord = {
@@ -123,6 +124,29 @@ describe('pull request automation on the local host', () => {
     expect(posted.filter((c) => c.body.startsWith('## svc review'))).toHaveLength(1);
     const prs = await t.app.inject({ method: 'GET', url: '/api/v1/pull-requests?number=1', headers });
     expect(prs.json().data[0]).toMatchObject({ review_status: 'reviewed' });
+
+    // An agent reads the same check, fix prompt included, through the API (no .git/svc needed).
+    const read = await t.app.inject({
+      method: 'GET',
+      url: `/api/v1/pull-requests/${prs.json().data[0].id}/check`,
+      headers,
+    });
+    expect(read.statusCode).toBe(200);
+    expect(read.json()).toEqual({
+      object: 'pull_request_check',
+      pull_request_id: prs.json().data[0].id,
+      name: 'Service / Review',
+      head_sha: head(),
+      status: 'completed',
+      conclusion: 'action_required',
+      title: 'Reviewed: 1 P0, 1 P2 open',
+      summary: final?.summary,
+      fix_prompt: final?.text,
+      deadline_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    const none = await t.app.inject({ method: 'GET', url: '/api/v1/pull-requests/pr_nope/check', headers });
+    expect(none.statusCode).toBe(404);
   });
 
   it('does not review the same head twice unless forced, and never re-posts an open finding', async () => {

@@ -160,6 +160,20 @@ describe('helpers across one import', () => {
     expect(head.asked).toContain('src/utils.js');
   });
 
+  it('reports the same in an analysis thread (the helpers cross to it as data)', async () => {
+    const result = await runBuiltinSkill(
+      await security(),
+      [changedFile('src/routes/log.js', route, [{ start: 3, end: 4 }])],
+      {
+        reviewerId: 'security',
+        signal: never,
+        readHead: headOf({ 'src/utils.js': UTILS }).read,
+        analysisThread: true,
+      },
+    );
+    expect(result.findings.map((f) => [f.rule, f.line])).toEqual([['security/command-injection', 4]]);
+  });
+
   it('follows nothing without a head reader, and nothing for constant arguments', async () => {
     const skill = await security();
     const without = await runBuiltinSkill(

@@ -46,7 +46,10 @@ export interface ParseMemo {
    * cycle or the depth limit, with the depth they were resolved at: the answer holds from there
    * or shallower.
    */
-  resolved: Map<string, { shape: ValueShape; depth: number; parameters: { fn: SgNode; name: string }[] }>;
+  resolved: Map<
+    string,
+    { shape: ValueShape; depth: number; parameters: { fn: SgNode; name: string }[]; sources: SgNode[] }
+  >;
   /**
    * For `<callees>\n<name>`: the ids of the scopes whose variable `name` is bound from a call to
    * one of the callees (flow/go.ts `boundBy`).

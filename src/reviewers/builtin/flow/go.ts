@@ -117,7 +117,21 @@ interface Walk {
   cutoffs: { count: number };
   /** Parameters the value was found to depend on: what callers pass there reaches it (./go-callers.ts). */
   parameters: ParameterRef[];
+  /** The innermost expressions found not constant: where the value's data comes in (`sourcesOf`). */
+  sources: SgNode[];
 }
+
+/** Sources remembered with one variable: enough to find a changed line among them. */
+const MAX_SOURCES = 16;
+/** Expressions that can be where data comes in (not the operators that join it). */
+const SOURCE_KINDS = new Set([
+  'call_expression',
+  'selector_expression',
+  'index_expression',
+  'slice_expression',
+  'identifier',
+  'type_assertion_expression',
+]);
 
 /** A function's parameter a value depends on: `script` of `func run(script string) { exec... }`. */
 export interface ParameterRef {
@@ -132,6 +146,7 @@ const walkFor = (parse: object | undefined): Walk => ({
   memo: memoFor(parse),
   cutoffs: { count: 0 },
   parameters: [],
+  sources: [],
 });
 
 /**
@@ -158,8 +173,22 @@ function uniqueParameters(parameters: readonly ParameterRef[]): ParameterRef[] {
   });
 }
 
+/**
+ * Where the non-constant parts of `node`'s value come in: the innermost expressions found not
+ * constant (a request read, a call's result, a parameter), in the sink's function and the
+ * variables it reads (FlowLanguage.sourcesOf). A change that edits one of their lines changed
+ * what reaches the sink, though the sink's own line is untouched.
+ */
+function sourcesOf(node: SgNode, parse?: object): SgNode[] {
+  const walk = walkFor(parse);
+  shapeOf(node, walk);
+  const seen = new Set<number>();
+  return walk.sources.filter((s) => !seen.has(s.id()) && seen.add(s.id()));
+}
+
 export const goFlow: FlowLanguage = {
   shapeOf: (node: SgNode, parse?: object) => shapeOf(node, walkFor(parse)),
+  sourcesOf,
   callersReaching: (value: SgNode, parse?: object) => callersReaching(value, parse),
   prepare: (root: SgNode, parse: object, yieldNow: () => boolean) =>
     prepareIndex(root, memoFor(parse), yieldNow),
@@ -168,6 +197,15 @@ export const goFlow: FlowLanguage = {
 };
 
 function shapeOf(node: SgNode, walk: Walk): ValueShape {
+  const before = walk.sources.length;
+  const shape = shapeOfNode(node, walk);
+  // Not constant, and nothing inside it was: this is where the data comes in.
+  if (!shape.constant && walk.sources.length === before && SOURCE_KINDS.has(String(node.kind())))
+    walk.sources.push(node);
+  return shape;
+}
+
+function shapeOfNode(node: SgNode, walk: Walk): ValueShape {
   if (walk.depth > MAX_DEPTH) {
     walk.cutoffs.count++;
     return dynamicShape();
@@ -451,10 +489,12 @@ function remembered(key: string, walk: Walk, compute: () => ValueShape): ValueSh
   const known = walk.memo.resolved.get(key);
   if (known && walk.depth <= known.depth) {
     walk.parameters.push(...known.parameters);
+    walk.sources.push(...known.sources);
     return known.shape;
   }
   const cutoffsBefore = walk.cutoffs.count;
   const parametersBefore = walk.parameters.length;
+  const sourcesBefore = walk.sources.length;
   const shape = compute();
   if (walk.cutoffs.count === cutoffsBefore)
     walk.memo.resolved.set(key, {
@@ -462,6 +502,7 @@ function remembered(key: string, walk: Walk, compute: () => ValueShape): ValueSh
       depth: walk.depth,
       // Once each: a variable written a thousand times from one parameter depends on it once.
       parameters: uniqueParameters(walk.parameters.slice(parametersBefore)),
+      sources: walk.sources.slice(sourcesBefore, sourcesBefore + MAX_SOURCES),
     });
   return shape;
 }

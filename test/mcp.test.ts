@@ -133,12 +133,27 @@ describe('MCP over streamable HTTP', () => {
     expect(missing.structuredContent).toMatchObject({ error: { code: 'not_found' } });
     expect(JSON.parse(textOf(missing)).error.code).toBe('not_found');
 
+    // Errors name the tool's arguments: an MCP client sends no headers and no query string.
     const noProject = await call('tasks_get', { task_id: 'tsk_x' });
-    expect(noProject.structuredContent).toMatchObject({ error: { code: 'project_required' } });
+    expect(noProject.structuredContent).toMatchObject({
+      error: {
+        code: 'project_required',
+        message: 'this operation is project-scoped; pass the `project_id` argument',
+      },
+    });
 
     const invalid = await call('reviews_create', { project_id: projectId, delivery: 'email' });
     expect(invalid.isError).toBe(true);
-    expect(invalid.structuredContent).toMatchObject({ error: { code: 'validation_failed' } });
+    expect(invalid.structuredContent).toMatchObject({
+      error: { code: 'validation_failed', message: expect.stringMatching(/^invalid argument `delivery`: /) },
+    });
+    const badLimit = await call('findings_list', { project_id: projectId, limit: 100000 });
+    const limitError = (
+      badLimit.structuredContent as { error: { message: string; details: { issues: unknown[] } } }
+    ).error;
+    expect(limitError.message).toMatch(/^invalid argument `limit`: /);
+    expect(limitError.message).not.toMatch(/querystring/);
+    expect(limitError.details.issues).toEqual([expect.objectContaining({ argument: 'limit' })]);
   });
 
   it('passes idempotency_key as the Idempotency-Key header: a repeated call replays the first answer', async () => {

@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { describeUnsafeInput } from '../http/unsafe-strings';
 import { toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
+import { errorInToolTerms } from './error-terms';
 
 export interface ToolHttpRequest {
   method: HttpMethod;
@@ -148,7 +149,10 @@ export function toolResult(response: ToolHttpResponse): CallToolResult {
 export async function callTool(op: Operation, args: unknown, caller: ToolCaller): Promise<CallToolResult> {
   const built = toolRequest(op, isRecord(args) ? args : {});
   if ('error' in built) return toolResult(built.error);
-  return toolResult(await caller(built.request));
+  const response = await caller(built.request);
+  // Errors name the tool's arguments, not the HTTP request's headers and parts.
+  const ok = response.status >= 200 && response.status < 300;
+  return toolResult(ok ? response : { ...response, body: errorInToolTerms(response.body) });
 }
 
 export const MCP_SERVER_INFO = { name: 'svc', version: '0.1.0' } as const;

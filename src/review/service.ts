@@ -164,7 +164,7 @@ export async function createReview(
  * A pull request the local code host does not have is refused before a run is planned: 404, naming
  * the ref and the folder svc looked in (it was accepted and its run failed `tool_failed`, whose
  * remedy blamed tools). One local git process; a GitHub pull request is still the run's to resolve,
- * since asking GitHub first would put an API call in every acknowledgement (decision 144).
+ * since asking GitHub first would put an API call in every acknowledgement (decision 145).
  */
 async function refuseMissingLocalPullRequest(deps: ReviewDeps, scope: Scope, pr: number): Promise<void> {
   const [project] = await deps.db.orm

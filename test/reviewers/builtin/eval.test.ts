@@ -92,5 +92,7 @@ describe('part 3: builtin reviewers on real code', () => {
       .filter((f) => !f.label)
       .map((f) => `${f.repository}/${f.key.path}:${f.line} ${f.key.rule}`);
     expect({ failures: realFailures(report), unlabelled }).toEqual({ failures: [], unlabelled: [] });
-  }, 60_000);
+    // 18 real ranges (46,790 changed lines) through real git and every reviewer: a limit for a
+    // loaded 2-core machine, not a speed target (bench figures are in docs/benchmarks.md).
+  }, 300_000);
 });

@@ -114,7 +114,20 @@ interface Context {
   cutoffs: { count: number };
   /** Parameters the value was found to depend on: what callers pass there reaches it (./java-callers.ts). */
   parameters: ParameterRef[];
+  /** The innermost expressions found not constant: where the value's data comes in (`sourcesOf`). */
+  sources: SgNode[];
 }
+
+/** Sources remembered with one name: enough to find a changed line among them. */
+const MAX_SOURCES = 16;
+/** Expressions that can be where data comes in (not the operators that join it). */
+const SOURCE_KINDS = new Set([
+  'method_invocation',
+  'field_access',
+  'identifier',
+  'array_access',
+  'object_creation_expression',
+]);
 
 /**
  * What the tree says about names, kept per parse: the engine asks about every match of a file,
@@ -139,7 +152,7 @@ interface TreeIndex {
    * Shapes of bindings and fields (the keys `guarded` uses) resolved without a cutoff, with the
    * depth they were resolved at: the same answer holds from there or shallower.
    */
-  resolved: Map<string, { shape: Shape; depth: number; parameters: ParameterRef[] }>;
+  resolved: Map<string, { shape: Shape; depth: number; parameters: ParameterRef[]; sources: SgNode[] }>;
   /** The file's methods by name, from one search; null until made. */
   methods: Map<string, SgNode[]> | null;
   /** A method's own `return` statements (not those of lambdas in it), by its id. */
@@ -658,10 +671,12 @@ function guarded(key: string, ctx: Context, resolve: () => Shape): Shape {
   const known = ctx.tree.resolved.get(key);
   if (known && ctx.depth <= known.depth) {
     ctx.parameters.push(...known.parameters);
+    ctx.sources.push(...known.sources);
     return known.shape;
   }
   const cutoffsBefore = ctx.cutoffs.count;
   const parametersBefore = ctx.parameters.length;
+  const sourcesBefore = ctx.sources.length;
   ctx.visiting.add(key);
   try {
     const shape = resolve();
@@ -672,6 +687,7 @@ function guarded(key: string, ctx: Context, resolve: () => Shape): Shape {
         depth: ctx.depth,
         // Once each: a name written a thousand times from one parameter depends on it once.
         parameters: uniqueParameters(ctx.parameters.slice(parametersBefore)),
+        sources: ctx.sources.slice(sourcesBefore, sourcesBefore + MAX_SOURCES),
       });
     return shape;
   } finally {
@@ -858,8 +874,13 @@ function shapeIn(node: SgNode | null, ctx: Context): Shape {
     return dynamic();
   }
   ctx.depth++;
+  const before = ctx.sources.length;
   try {
-    return shapeOfNode(node, ctx);
+    const shape = shapeOfNode(node, ctx);
+    // Not constant, and nothing inside it was: this is where the data comes in.
+    if (!shape.constant && ctx.sources.length === before && SOURCE_KINDS.has(kindOf(node)))
+      ctx.sources.push(node);
+    return shape;
   } finally {
     ctx.depth--;
   }
@@ -947,6 +968,7 @@ export function shapeWithParameters(
     tree,
     cutoffs: { count: 0 },
     parameters: [],
+    sources: [],
   };
   const shape = shapeIn(node, ctx);
   return {
@@ -973,7 +995,29 @@ export function declaredParameters(scope: SgNode): { names: string[]; variadic: 
   return { names: params.map(([n]) => n.text()), variadic: last?.kind() === 'spread_parameter' };
 }
 
+/**
+ * Where the non-constant parts of `node`'s value come in: the innermost expressions found not
+ * constant (a request read, a call's result, a parameter), in the sink's scope and the names it
+ * reads (FlowLanguage.sourcesOf). A change that edits one of their lines changed what reaches
+ * the sink, though the sink's own line is untouched.
+ */
+function sourcesOf(node: SgNode, parse?: object): SgNode[] {
+  const ctx: Context = {
+    depth: 0,
+    visiting: new Set(),
+    sink: node,
+    tree: indexFor(parse),
+    cutoffs: { count: 0 },
+    parameters: [],
+    sources: [],
+  };
+  shapeIn(node, ctx);
+  const seen = new Set<number>();
+  return ctx.sources.filter((s) => !seen.has(s.id()) && seen.add(s.id()));
+}
+
 export const javaFlow: FlowLanguage = {
+  sourcesOf,
   shapeOf(node: SgNode, parse?: object): ValueShape {
     return shapeWithParameters(node, parse).shape;
   },

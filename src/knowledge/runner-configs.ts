@@ -44,6 +44,12 @@ export const RUNNER_FILES = [
 
 /** A larger configuration file is not read for targets (a generated Makefile says nothing useful). */
 const MAX_TEXT = 256 * 1024;
+/**
+ * Lines, lists and sessions longer or more numerous than any hand-written configuration are
+ * skipped: the patterns below are then linear in the file, whatever the repository committed.
+ */
+const MAX_LINE = 2000;
+const MAX_SESSIONS = 200;
 
 const positional = (args: string[], valueFlags: ReadonlySet<string>) => {
   const out: string[] = [];
@@ -95,6 +101,7 @@ function toxLine(line: string): string {
 /** `py{38,39}-lint` → `py38-lint`, `py39-lint` (one brace group, as envlists mostly use). */
 function expandEnvNames(list: string): string[] {
   return list
+    .slice(0, MAX_LINE)
     .split(/[\s,]+(?![^{]*\})/)
     .map((s) => s.trim())
     .filter((s) => s !== '')
@@ -291,6 +298,28 @@ function preCommitRunner(src: Sources): TaskRunner | null {
 
 // make -----------------------------------------------------------------------------------------
 
+/** `targets: prerequisites ; recipe`, read by index rather than by a pattern that could backtrack. */
+function makeRule(line: string): { targets: string[]; prereqs: string[]; recipe: string | null } | null {
+  const colon = line.indexOf(':');
+  if (colon <= 0 || line[colon + 1] === '=' || /^[\s%]/.test(line)) return null;
+  const head = line.slice(0, colon);
+  if (/[=#]/.test(head)) return null;
+  let rest = line.slice(line[colon + 1] === ':' ? colon + 2 : colon + 1);
+  const hash = rest.indexOf('#');
+  const semicolon = rest.indexOf(';');
+  const recipe =
+    semicolon !== -1 && (hash === -1 || semicolon < hash) ? rest.slice(semicolon + 1).trim() : null;
+  rest = rest.slice(
+    0,
+    semicolon !== -1 && (hash === -1 || semicolon < hash) ? semicolon : hash === -1 ? undefined : hash,
+  );
+  return {
+    targets: head.trim().split(/\s+/),
+    prereqs: rest.trim().split(/\s+/).filter(Boolean),
+    recipe: recipe || null,
+  };
+}
+
 function makeRunner(src: Sources): TaskRunner | null {
   const file = ['GNUmakefile', 'makefile', 'Makefile'].find((f) => textOf(src, f) !== null);
   if (!file) return null;
@@ -300,6 +329,7 @@ function makeRunner(src: Sources): TaskRunner | null {
   let order: string[] = [];
   let current: { prereqs: string[]; recipe: string[] }[] = [];
   for (const line of lines) {
+    if (line.length > MAX_LINE) continue;
     if (line.startsWith('\t')) {
       for (const r of current) r.recipe.push(line.trim());
       continue;
@@ -311,15 +341,14 @@ function makeRunner(src: Sources): TaskRunner | null {
       current = [];
       continue;
     }
-    const rule = /^([^\s:=#%][^:=#]*?)\s*::?(?!=)\s*([^;#]*)(?:;(.*))?$/.exec(line);
+    const rule = makeRule(line);
     if (!rule) {
       current = [];
       continue;
     }
-    const body = { prereqs: (rule[2] as string).split(/\s+/).filter(Boolean), recipe: [] as string[] };
-    if (rule[3]) body.recipe.push(rule[3].trim());
+    const body = { prereqs: rule.prereqs, recipe: rule.recipe ? [rule.recipe] : [] };
     current = [];
-    for (const target of (rule[1] as string).split(/\s+/)) {
+    for (const target of rule.targets) {
       if (target.startsWith('.') || target.includes('$')) continue;
       const known = rules.get(target);
       // A target named again adds prerequisites (its recipe comes from where it has one).
@@ -379,6 +408,7 @@ function justRunner(src: Sources): TaskRunner | null {
   let first: string | null = null;
   let current: { deps: string[]; body: string[] } | null = null;
   for (const line of (textOf(src, file) as string).split(/\r?\n/)) {
+    if (line.length > MAX_LINE) continue;
     if (/^\s+\S/.test(line)) {
       current?.body.push(line.trim());
       continue;
@@ -390,13 +420,15 @@ function justRunner(src: Sources): TaskRunner | null {
       current = null;
       continue;
     }
-    const recipe = /^(?:\[[^\]]*\]\s*)*@?([A-Za-z_][\w-]*)\b[^:]*:(?!=)(.*)$/.exec(line);
-    if (!recipe || /^(set|export|import|mod)\b/.test(line)) {
+    // `[attribute] @name params: deps`: the name, then the first colon that is not `:=`.
+    const head = /^(?:\[[^\]]*\]\s*)*@?([A-Za-z_][\w-]*)/.exec(line);
+    const colon = head ? line.indexOf(':', head[0].length) : -1;
+    if (!head || colon === -1 || line[colon + 1] === '=' || /^(set|export|import|mod)\b/.test(line)) {
       current = null;
       continue;
     }
-    const name = recipe[1] as string;
-    const deps = [...(recipe[2] as string).matchAll(/\(?\s*([A-Za-z_][\w-]*)/g)].map((m) => m[1] as string);
+    const name = head[1] as string;
+    const deps = [...line.slice(colon + 1).matchAll(/\(?\s*([A-Za-z_][\w-]*)/g)].map((m) => m[1] as string);
     current = { deps, body: [] };
     recipes.set(name, current);
     first ??= name;
@@ -495,8 +527,9 @@ function noxRunner(src: Sources): TaskRunner | null {
   if (text === null) return null;
   const sessions = new Map<string, Target>();
   // A session: `@nox.session(...)` (or `@session`) then `def name(...)`, its body the indented lines after.
-  const re = /^@(?:nox\.)?session\b([\s\S]*?)^def\s+([A-Za-z_]\w*)\s*\(/gm;
+  const re = /^@(?:nox\.)?session\b([\s\S]{0,2000}?)^def\s+([A-Za-z_]\w*)\s*\(/gm;
   for (const m of text.matchAll(re)) {
+    if (sessions.size >= MAX_SESSIONS) break;
     const decorator = m[1] as string;
     const name = /\bname\s*=\s*["']([^"']+)["']/.exec(decorator)?.[1] ?? (m[2] as string);
     const start = (m.index ?? 0) + m[0].length;
@@ -510,7 +543,7 @@ function noxRunner(src: Sources): TaskRunner | null {
     }
     sessions.set(name, { at: `noxfile.py#${name}`, label: `noxfile.py session ${name}`, commands });
   }
-  const defaults = /nox\.options\.sessions\s*=\s*\[([^\]]*)\]/.exec(text);
+  const defaults = /nox\.options\.sessions\s*=\s*\[([^\]]{0,2000})\]/.exec(text);
   const defaultNames = defaults ? literalArgs(defaults[1] as string) : [];
   const bySession = (wanted: string) =>
     [...sessions].filter(([n]) => wanted === n || wanted.startsWith(`${n}-`) || wanted.startsWith(`${n}(`));

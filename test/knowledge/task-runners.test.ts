@@ -189,6 +189,33 @@ describe('make and just', () => {
     expect(tool(content, 'test_runners', 'pytest')?.enforced_in).toEqual([]);
   });
 
+  it('committed text shaped against the patterns is read through, targets after it still found', () => {
+    const hostile = [
+      `a${' '.repeat(1900)}=`,
+      `b${' '.repeat(1900)}=:`,
+      `x${'-x'.repeat(900)}`,
+      `c${' '.repeat(50_000)}:`,
+      'test:',
+      '\tpytest',
+      '',
+    ].join('\n');
+    const justfile = [`r${'-r'.repeat(900)}`, 'lint:', '    ruff check .', ''].join('\n');
+    const { content } = derive({
+      Makefile: hostile,
+      justfile,
+      'src/a.py': 'x = 1\n',
+      '.github/workflows/ci.yml': workflow(['make test', 'just lint']),
+    });
+    expect(tool(content, 'test_runners', 'pytest')?.enforced_in).toEqual([
+      '.github/workflows/ci.yml',
+      'Makefile#test',
+    ]);
+    expect(tool(content, 'linters', 'ruff')?.enforced_in).toEqual([
+      '.github/workflows/ci.yml',
+      'justfile#lint',
+    ]);
+  });
+
   it('`just` recipes, their dependencies and aliases', () => {
     const justfile = [
       'set shell := ["bash", "-c"]',

@@ -33,6 +33,8 @@ const MAX_MODULE_CHARS = 200_000;
 const JS_LANGUAGES = new Set<RuleLanguage>(['javascript', 'typescript', 'tsx']);
 const SPECIFIER = /(?:\bfrom\s*|\brequire\s*\(\s*|\bimport\s*\(?\s*)['"](\.{1,2}\/[^'"\n]+)['"]/g;
 const EXTENSIONS = ['.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs', '.mts', '.cts'];
+const NOT_CODE =
+  /^\.(json|json5|css|scss|less|sass|html?|svg|png|jpe?g|gif|webp|node|wasm|md|txt|ya?ml|graphql|gql|vue|svelte)$/i;
 
 /** The paths a relative import may name, most likely first. */
 export function candidatePaths(importer: string, specifier: string): string[] {
@@ -49,6 +51,9 @@ export function candidatePaths(importer: string, specifier: string): string[] {
       out.push(`${stem}.ts`, `${stem}.tsx`, `${stem}.mts`);
     return out;
   }
+  // `./package.json`, `./style.css`, `./addon.node`: not code the rules read (a dotted module
+  // name such as `./jquery.min` is still looked for).
+  if (NOT_CODE.test(ext)) return [];
   const order = [own, ...EXTENSIONS.filter((e) => e !== own)].filter((e) => EXTENSIONS.includes(e));
   out.push(`${joined}${order[0] ?? '.js'}`);
   out.push(...order.slice(1, 3).map((e) => `${joined}${e}`));
@@ -66,6 +71,8 @@ export class ImportedHelpers {
   private readonly summaries = new Map<string, Promise<ModuleSummary | null>>();
   private readonly resolved = new Map<string, Promise<string | null>>();
   private readonly contents = new Map<string, Promise<string | null>>();
+  private queued: string[] = [];
+  private flush: Promise<Map<string, string | null>> | null = null;
 
   constructor(
     private readonly readHead: BaseReader,
@@ -82,9 +89,11 @@ export class ImportedHelpers {
         ? pythonImportSpecifiers(content)
         : [...content.matchAll(SPECIFIER)].map((m) => m[1] as string);
     const specifiers = [...new Set(written)].slice(0, MAX_IMPORTS_PER_FILE);
+    // Side by side: each round of candidates of every import is one read (batched).
+    const modulePaths = await Promise.all(specifiers.map((specifier) => this.resolve(path, specifier)));
     const sinks: ImportedSink[] = [];
-    for (const specifier of specifiers) {
-      const modulePath = await this.resolve(path, specifier);
+    for (const [i, specifier] of specifiers.entries()) {
+      const modulePath = modulePaths[i];
       if (!modulePath || modulePath === path) continue;
       const summary = await this.summary(modulePath);
       for (const sink of summary?.sinks ?? []) sinks.push({ ...sink, specifier });
@@ -121,13 +130,28 @@ export class ImportedHelpers {
           ? Promise.resolve(inChange)
           : this.contents.size >= MAX_MODULES * 4
             ? Promise.resolve(null)
-            : this.readHead([path]).then(
-                (m) => m.get(path) ?? null,
-                () => null,
-              );
+            : this.batched(path);
       this.contents.set(path, content);
     }
     return content;
+  }
+
+  /**
+   * Paths asked for in the same turn are read together: one `git cat-file --batch` for a local
+   * review rather than a git process per candidate path.
+   */
+  private batched(path: string): Promise<string | null> {
+    this.queued.push(path);
+    this.flush ??= Promise.resolve().then(() => {
+      const paths = this.queued;
+      this.queued = [];
+      this.flush = null;
+      return this.readHead(paths);
+    });
+    return this.flush.then(
+      (m) => m.get(path) ?? null,
+      () => null,
+    );
   }
 
   private summary(path: string): Promise<ModuleSummary | null> {

@@ -94,8 +94,9 @@ describe('relative imports', () => {
       'src/lib/shell/index.js',
     ]);
     expect(candidatePaths('src/a.ts', './b.js')).toEqual(['src/b.js', 'src/b.ts', 'src/b.tsx', 'src/b.mts']);
-    // Out of the repository: nothing to read.
+    // Out of the repository, or not code: nothing to read.
     expect(candidatePaths('a.js', '../../etc/passwd')).toEqual([]);
+    expect(candidatePaths('src/a.js', '../package.json')).toEqual([]);
   });
 });
 

@@ -501,7 +501,11 @@ function enforcedIn(spec: ToolSpec, ctx: Context): { at: string[]; via: string[]
     via.push(...hits.map((h) => h.chain));
   }
   for (const [script, command] of ctx.scripts) if (ctx.reached.has(script) && run?.(command)) at.push(script);
-  return { at: [...new Set(at)], via: [...new Set(via)].slice(0, MAX_CHAINS) };
+  // Chains whose every step is written out come first: they show how more plainly than one
+  // through a value CI decides when it runs (`tox -e ${{ matrix.env }}`).
+  const decidedLate = (chain: string) => Number(/\$\{\{|\$[A-Za-z_{]/.test(chain));
+  const chains = [...new Set(via)].sort((a, b) => decidedLate(a) - decidedLate(b));
+  return { at: [...new Set(at)], via: chains.slice(0, MAX_CHAINS) };
 }
 
 /** Chains kept per tool: enough to show how, not every matrix entry. */

@@ -49,7 +49,7 @@ describe('a click-like repository', () => {
       expect(outcome(facts, check).result, check).toBe('pass');
     }
     expect(outcome(facts, 'type_checking').evidence.note).toContain(
-      'mypy runs in .github/workflows/tests.yaml',
+      'mypy runs in .github/workflows/tests.yaml, tox.ini#testenv:typing (.github/workflows/tests.yaml: tox run -e typing -> tox.ini [testenv:typing]: mypy)',
     );
     expect(outcome(facts, 'linter_enforced').evidence.paths).toContain('.pre-commit-config.yaml#hooks.ruff');
   });

@@ -90,7 +90,11 @@ describe('this repository', () => {
       source: 'biome.json',
       enforced_in: ['package.json#scripts.lint'],
     };
-    expect(content.tooling.linters).toEqual([biome]);
+    // ESLint is a devDependency for eval part 4's peer, which CI does not run.
+    expect(content.tooling.linters).toEqual([
+      { name: 'eslint', config: null, source: 'package.json#devDependencies.eslint', enforced_in: [] },
+      biome,
+    ]);
     expect(content.tooling.formatters).toEqual([biome]);
     expect(content.tooling.type_checkers).toEqual([
       {

@@ -100,7 +100,9 @@ function readGaps(all: string[], texts: ReadonlyMap<string, string | null>): Kno
 function deriveLanguages(roles: ReadonlyMap<string, FileRole>): KnowledgeLanguage[] {
   const counts = new Map<string, number>();
   for (const [path, role] of roles) {
-    if (role === 'vendored' || role === 'generated') continue;
+    // Fixtures are test data: a Python file a JavaScript project's tests read is not Python the
+    // repository runs (and needs no Python version stated).
+    if (role === 'vendored' || role === 'generated' || role === 'fixture') continue;
     const language = languageForPath(path);
     if (language) counts.set(language, (counts.get(language) ?? 0) + 1);
   }

@@ -170,7 +170,7 @@ async function service(): Promise<{ rows: ServiceRow[]; bytes: number[] }> {
         console.log(
           result.skipped
             ? `${engine}: skipped (${result.skipped})`
-            : `${engine}: ${result.status}${result.error ? ` (${JSON.stringify(result.error)})` : ""} in ${Math.round(result.wallMs)} ms, ${result.findings} findings, gaps ${result.gaps.map((g) => g.code).join(' ') || 'none'}; /healthz p50 ${h?.p50_ms?.toFixed(1)} ms, p99 ${h?.p99_ms?.toFixed(1)} ms, max ${h?.max_ms?.toFixed(1)} ms (${h?.answered} answered); event-loop lag p99 ${lag?.p99Ms.toFixed(1)} ms, max ${lag?.maxMs.toFixed(1)} ms`,
+            : `${engine}: ${result.status}${result.error ? ` (${JSON.stringify(result.error)})` : ''} in ${Math.round(result.wallMs)} ms, ${result.findings} findings, gaps ${result.gaps.map((g) => g.code).join(' ') || 'none'}; /healthz p50 ${h?.p50_ms?.toFixed(1)} ms, p99 ${h?.p99_ms?.toFixed(1)} ms, max ${h?.max_ms?.toFixed(1)} ms (${h?.answered} answered); event-loop lag p99 ${lag?.p99Ms.toFixed(1)} ms, max ${lag?.maxMs.toFixed(1)} ms`,
         );
       } finally {
         if (dbName)

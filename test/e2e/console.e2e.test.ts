@@ -223,7 +223,7 @@ describe.skipIf(skipReason !== null)('the web console in Chromium', { timeout: E
       series: { name: string; points: { day: string; value: number | null }[] }[];
     };
     const panels = board.body.panels as Panel[];
-    // The API's series are the seeded history: three reviews, and the four planted findings by severity.
+    // The API's series are the seeded history: three reviews, and the five planted findings by severity.
     const total = (panel: Panel | undefined, series?: string) =>
       (panel?.series ?? [])
         .filter((s) => series === undefined || s.name === series)

@@ -87,6 +87,8 @@ export const PULL_REQUESTS: readonly SeedPullRequest[] = [
     planted: [
       { rule: 'security/sql-injection', severity: 'P0', path: 'src/users.js', line: 2 },
       { rule: 'secrets/aws', severity: 'P0', path: 'src/config.js', line: 3 },
+      // The secret access key beside it (not AWS's documented example, which differs by a letter).
+      { rule: 'security/hard-coded-credentials', severity: 'P1', path: 'src/config.js', line: 4 },
     ],
   },
   {

@@ -47,6 +47,7 @@ export function errorInToolTerms(body: unknown): unknown {
   return { ...body, error };
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+/** A JSON object (not an array, not null): tool arguments and answer bodies are read through it. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

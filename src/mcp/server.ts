@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { describeUnsafeInput } from '../http/unsafe-strings';
 import { toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
-import { errorInToolTerms } from './error-terms';
+import { errorInToolTerms, isRecord } from './error-terms';
 
 export interface ToolHttpRequest {
   method: HttpMethod;
@@ -32,9 +32,6 @@ export interface ToolHttpResponse {
 
 /** Sends one request through the HTTP pipeline on behalf of the MCP caller. */
 export type ToolCaller = (request: ToolHttpRequest) => Promise<ToolHttpResponse>;
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 function appendQuery(search: URLSearchParams, name: string, value: unknown) {
   if (value === undefined || value === null) return;

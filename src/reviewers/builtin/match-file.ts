@@ -143,7 +143,7 @@ export function* matchFile(
       const { rule } = compiled;
       const body = interpolate(rule.note, node);
       // `keyed`: the code the finding is known by in the base (./preexisting.ts), wherever it is placed.
-      const report = (at: SgNode, more: string | null, keyed: SgNode | string) => {
+      const report = (at: SgNode, more: string | null, keyed: string) => {
         const lines = changedLinesOf(file, at);
         if (!lines) return;
         const key = `${compiled.ruleId}:${lines.start}:${lines.end}`;
@@ -162,20 +162,24 @@ export function* matchFile(
           category: rule.category,
           reviewer,
         });
-        keys?.push(matchKey(compiled.ruleId, typeof keyed === 'string' ? keyed : keyed.text()));
+        keys?.push(matchKey(compiled.ruleId, keyed));
       };
       // `anchor`: where the defect was made (`new ObjectInputStream(socket...)`) when the change
       // touched it, else the match (its `readObject()`): one finding either way.
       const anchor = rule.anchor ? node.getMatch(rule.anchor) : null;
-      report(anchor && changedLinesOf(file, anchor) ? anchor : node, null, node);
+      const flagged = rule.flow ? (node.getMatch(rule.flow.value) ?? null) : null;
+      const identity = identityOf(node, flagged);
+      report(anchor && changedLinesOf(file, anchor) ? anchor : node, null, identity);
       // `flow.callers`: a same-file function whose parameter reaches this sink is a sink for its
       // callers; each call passing it a value the code does not fix is reported where it is made.
-      const value = rule.flow?.callers ? node.getMatch(rule.flow.value) : null;
+      const value = rule.flow?.callers ? flagged : null;
       if (value) {
         const sinkText = compiled.flowText ? shapeOf(parsed.language, value, parsed).text : '';
         for (const reach of callersReaching(parsed.language, value, parsed)) {
           if (compiled.flowText && !compiled.flowText.test(asPassed(sinkText, reach, parsed))) continue;
-          report(reach.call, throughHelpers(reach, node), reach.call);
+          // Known by the sink it reaches and what it passes, not the helper's name: renaming the
+          // helper does not make an old call new.
+          report(reach.call, throughHelpers(reach, node), `${identity}\u0000${reach.argument.text()}`);
         }
         // The sink's line untouched, a line its value is built on edited: the change altered what
         // reaches the sink there. Known by the sink and that line's code, so a base that built the
@@ -246,6 +250,17 @@ function sourceLines(root: SgNode): { of(node: SgNode): string } {
   };
 }
 
+/**
+ * What a finding is known by in the other version of its file (./preexisting.ts): the match up to
+ * the end of the value its rule flags (`spawn(cmd` of `spawn(cmd, { shell: true })`), else the
+ * whole match. An option added after the flagged value is not a new defect; a new value is.
+ */
+function identityOf(node: SgNode, flagged: SgNode | null): string {
+  const text = node.text();
+  if (!flagged) return text;
+  const length = flagged.range().end.index - node.range().start.index;
+  return length > 0 && length <= text.length ? text.slice(0, length) : text;
+}
 /** What a finding on a line the sink's value is built on adds to the rule's note. */
 function builtHere(source: SgNode, sink: SgNode): string {
   return `This line gives the value \`${shortText(source.text())}\`, which reaches \`${shortText(sink.text())}\` at line ${sink.range().start.line + 1}: the change altered the value that reaches it.`;

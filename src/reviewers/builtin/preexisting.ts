@@ -7,9 +7,11 @@
  * as diff-aware scanners compare findings between base and head. Counted per code: a change that
  * adds a second copy of a defect the base had once still reports one.
  *
- * A defect whose code changed (a renamed variable in the flagged call) is a new match and stays
- * reported, and so does code that now reaches a sink it did not (the flow rules match the base
- * with the base's own flow).
+ * A rule that flags a value knows a match by its code up to the end of that value, and a call of a
+ * helper by the sink it reaches and the argument it passes (match-file.ts `identityOf`): an option
+ * added after the value, or a renamed helper, leaves an old defect old. A defect whose flagged code
+ * changed (a renamed variable in the flagged call) is a new match and stays reported, and so does
+ * code that now reaches a sink it did not (the flow rules match the base with the base's own flow).
  */
 import type { FindingDraft } from '../../core/review';
 import type { Gap } from '../../core/runs';

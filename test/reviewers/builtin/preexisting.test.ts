@@ -114,3 +114,49 @@ describe('findings already there at the base', () => {
     });
   });
 });
+
+// Seen on pm2 4.5.6 -> 5.3.1: `windowsHide: true` added to two old `spawn(x, { shell: true })`
+// calls and a helper renamed (`package` -> `packager`) made three old shell sinks new P0s.
+describe('an old sink whose call changed around its flagged value', () => {
+  const base = [
+    "const { spawn, exec } = require('child_process');",
+    'function fetch(url, dest) {',
+    "  return spawn('wget ' + url + ' -O ' + dest, {",
+    "    stdio: 'inherit',",
+    '    shell: true,',
+    '  });',
+    '}',
+    'function pack(dir, cb) {',
+    "  exec('tar czf out.tgz ' + dir, cb);",
+    '}',
+    'function publish(folder, cb) {',
+    '  pack(folder, cb);',
+    '}',
+    'module.exports = { fetch, publish };',
+    '',
+  ].join('\n');
+
+  it('is not new when an option is added after the value or the helper is renamed', async () => {
+    const head = base
+      .replace("    stdio: 'inherit',", "    stdio: 'inherit',\n    windowsHide: true,")
+      .replace('function pack(dir, cb)', 'function packager(dir, cb)')
+      .replace('  pack(folder, cb);', '  packager(folder, cb);');
+    const result = await run('security', touchedEverywhere('lib/tar.js', base, head));
+    expect(result.findings.map((f) => `${f.rule}@${f.line}`)).toEqual([]);
+    // Without the base every one of them is reported: the sinks are real, just not this change's.
+    const unaware = await run('security', touchedEverywhere('lib/tar.js', base, head), false);
+    expect(unaware.findings.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('is new when the value that reaches the sink changed', async () => {
+    const head = base
+      .replace("'wget ' + url + ' -O ' + dest", "'wget ' + url + ' -O ' + dest + ' ' + extra")
+      .replace('function fetch(url, dest)', 'function fetch(url, dest, extra)')
+      .replace('  pack(folder, cb);', '  pack(folder + cb.name, cb);');
+    const result = await run('security', touchedEverywhere('lib/tar.js', base, head));
+    expect(result.findings.map((f) => `${f.rule}@${f.line}`).sort()).toEqual([
+      'security/command-injection@12',
+      'security/command-injection@3',
+    ]);
+  });
+});

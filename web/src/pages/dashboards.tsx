@@ -14,10 +14,13 @@ import {
   type List,
   type Panel,
   type Preference,
+  SEVERITIES,
+  type Severity,
   type Unit,
   useLoad,
 } from '../api';
 import { Link, navigate } from '../router';
+import { severityColor } from '../severity';
 import { Empty, ErrorBox, findingsHref, Load, NotAvailable, PageHeading, projectPath } from '../ui';
 
 /** Each metric and the groupings the service accepts for it (src/metrics/catalogue.ts). */
@@ -33,7 +36,16 @@ const GROUPINGS: Record<string, string[]> = {
 };
 const METRICS = Object.keys(GROUPINGS);
 const CHARTS: Chart[] = ['line', 'bar', 'number', 'table'];
-const COLORS = ['#2563eb', '#dc2626', '#16a34a', '#d97706', '#7c3aed', '#0891b2', '#db2777', '#4b5563'];
+/** Series that are not severities: none of them red, orange or grey, so no colour means two things. */
+const COLORS = ['#0b57d0', '#0e7c86', '#7c3aed', '#9a6700', '#db2777', '#1a7f37'];
+/** Units whose values add up across series, so their bars stack; the others are drawn as lines. */
+const ADDITIVE: Unit[] = ['count', 'usd'];
+
+/** A series' colour: a severity's own (the console's one palette), else the next of COLORS. */
+function seriesColor(name: string, i: number, root: Element): string {
+  if ((SEVERITIES as string[]).includes(name)) return severityColor(name as Severity, root);
+  return COLORS[i % COLORS.length] as string;
+}
 
 export function formatValue(value: number | null | undefined, unit: Unit): string {
   if (value === null || value === undefined || Number.isNaN(value)) return '—';
@@ -76,46 +88,70 @@ function days(panel: Panel): string[] {
   return [...all].sort();
 }
 
+/**
+ * Bars of several series are stacked (each day's bar split by series, bottom-up in their order),
+ * so no series hides behind another; a unit that does not add up (ratios, durations) is drawn as
+ * lines instead. Every point is drawn, so a series of one day shows.
+ */
 function Plot({ panel, labelId }: { panel: Panel; labelId: string }) {
   const ref = useRef<HTMLDivElement>(null);
   useEffect(() => {
     const el = ref.current;
     if (!el) return;
     const xs = days(panel);
+    const raw = panel.series.map((s) => {
+      const byDay = new Map(s.points.map((p) => [p.day, p.value]));
+      return xs.map((d) => byDay.get(d) ?? null);
+    });
+    const bars = panel.chart === 'bar' && (panel.series.length === 1 || ADDITIVE.includes(panel.unit));
+    // Stacked: series i is drawn from the sum of the series before it to that sum plus its own.
+    const bottoms = raw.map((_, i) =>
+      xs.map((_d, j) => raw.slice(0, i).reduce((n, r) => n + (r[j] ?? 0), 0)),
+    );
+    const tops = raw.map((r, i) => r.map((v, j) => (v === null ? null : (bottoms[i]?.[j] ?? 0) + v)));
+    const barPaths = bars
+      ? uPlot.paths.bars?.({
+          size: [0.6, 48],
+          disp: {
+            y0: { unit: 1, values: (_u, si) => bottoms[si - 1] ?? [] },
+            y1: { unit: 1, values: (_u, si) => tops[si - 1] ?? [] },
+          },
+        })
+      : undefined;
     const data: uPlot.AlignedData = [
       xs.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000),
-      ...panel.series.map((s) => {
-        const byDay = new Map(s.points.map((p) => [p.day, p.value]));
-        return xs.map((d) => byDay.get(d) ?? null);
-      }),
+      ...(bars ? tops : raw),
     ];
-    const bars = panel.chart === 'bar';
-    const barPaths = bars ? uPlot.paths.bars?.({ size: [0.6, 40] }) : undefined;
+    const width = () => Math.max(240, el.clientWidth);
     const plot = new uPlot(
       {
-        width: Math.max(280, el.clientWidth),
+        width: width(),
         height: 220,
         legend: { show: panel.series.length > 1 },
         cursor: { drag: { x: false, y: false } },
         scales: {
-          // Bars sit on their day: half a day of room on each side keeps the first and last whole.
-          x: { time: true, ...(bars ? { range: (_u, min, max) => [min - 43_200, max + 43_200] } : {}) },
+          // Half a day of room on each side keeps the first and last bar or point whole.
+          x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] },
           y: {
             range: (_u, _min, max) =>
               panel.unit === 'ratio' ? [0, 1] : [0, max !== null && max > 0 ? max * 1.1 : 1],
           },
         },
-        axes: [{}, { values: (_u, ticks) => ticks.map((t) => formatValue(t, panel.unit)), size: 70 }],
+        axes: [{}, { values: (_u, ticks) => ticks.map((t) => formatValue(t, panel.unit)), size: 60 }],
         series: [
           {},
           ...panel.series.map((s, i) => {
-            const color = COLORS[i % COLORS.length] as string;
+            const color = seriesColor(s.name, i, el);
             return {
               label: s.name,
               stroke: color,
-              width: 2,
-              ...(bars ? { fill: `${color}99`, paths: barPaths, points: { show: false } } : {}),
-              value: (_u: uPlot, v: number | null) => formatValue(v, panel.unit),
+              width: bars ? 0 : 2,
+              ...(bars
+                ? { fill: color, paths: barPaths, points: { show: false } }
+                : { points: { show: true, size: 7, fill: color, stroke: color } }),
+              // The legend says the series' own value, not where its stacked bar ends.
+              value: (_u: uPlot, _v: number | null, _si: number, idx: number | null) =>
+                formatValue(idx === null ? null : (raw[i]?.[idx] ?? null), panel.unit),
               spanGaps: false,
             };
           }),
@@ -126,9 +162,7 @@ function Plot({ panel, labelId }: { panel: Panel; labelId: string }) {
     );
     const canvas = el.querySelector('canvas');
     canvas?.setAttribute('aria-hidden', 'true');
-    const resize = new ResizeObserver(() =>
-      plot.setSize({ width: Math.max(280, el.clientWidth), height: 220 }),
-    );
+    const resize = new ResizeObserver(() => plot.setSize({ width: width(), height: 220 }));
     resize.observe(el);
     return () => {
       resize.disconnect();

@@ -8,6 +8,7 @@
 import type { ComponentChildren } from 'preact';
 import { api, type DiffFile, type Finding, type List, useLoad } from '../api';
 import { type Row, visibleRows } from '../diff-rows';
+import { Markdown } from '../markdown';
 import { Link } from '../router';
 import { projectPath, Sev } from '../ui';
 import { DispositionButton } from './findings';
@@ -33,7 +34,7 @@ export function FindingCard({
           {f.end_line > f.line ? `–${f.end_line}` : ''}
         </span>
       </div>
-      <p class="prose">{f.body}</p>
+      <Markdown text={f.body} />
       {f.suggestion ? <pre class="code">{f.suggestion}</pre> : null}
       <div class="muted small">
         <code>{f.rule}</code> · by {f.reviewers.join(', ')}

@@ -1,7 +1,9 @@
 /** The findings ledger: filters, one finding, and dismiss / reopen with a reason. */
 import { useState } from 'preact/hooks';
 import { api, type Finding, type List, listAll, type PullRequest, useLoad } from '../api';
+import { Markdown } from '../markdown';
 import { Link, navigate } from '../router';
+import { sortedBySeverity } from '../severity';
 import { Dialog, Empty, Load, PageHeading, projectPath, Sev, shortSha, Time } from '../ui';
 import { Timeline } from './timeline';
 
@@ -178,33 +180,46 @@ export function FindingsTable({
 
 const FILTERS = ['status', 'severity', 'pull_request_id', 'task_id', 'path'] as const;
 
+/** The ledger's orders: by severity (the default, as everywhere) or as the API pages it. */
+const SORTS = {
+  severity: 'Severity (P0 first), then file and line',
+  newest: 'Newest first',
+} as const;
+type Sort = keyof typeof SORTS;
+/** Sorting by severity reads the whole filtered ledger, up to this many findings. */
+const SORTED_MAX = 2000;
+
 export function FindingsPage({ project, query }: { project: string; query: URLSearchParams }) {
   const filters = Object.fromEntries(FILTERS.map((k) => [k, query.get(k) ?? ''])) as Record<
     (typeof FILTERS)[number],
     string
   >;
-  const key = FILTERS.map((k) => filters[k]).join('|');
+  const sort: Sort = query.get('sort') === 'newest' ? 'newest' : 'severity';
+  const key = [...FILTERS.map((k) => filters[k]), sort].join('|');
   const [pages, setPages] = useState<{ key: string; extra: Finding[]; cursor: string | null } | null>(null);
-  const loaded = useLoad(
-    () => api<List<Finding>>('GET', '/findings', { project, query: { ...filters, limit: 100 } }),
-    [project, key],
-  );
+  const loaded = useLoad(async (): Promise<List<Finding> & { truncated?: boolean }> => {
+    if (sort === 'newest')
+      return api<List<Finding>>('GET', '/findings', { project, query: { ...filters, limit: 100 } });
+    const all = await listAll<Finding>('/findings', project, filters, SORTED_MAX);
+    return { object: 'list', data: sortedBySeverity(all.data), next_cursor: null, truncated: all.truncated };
+  }, [project, key]);
   const prs = useLoad(() => listAll<PullRequest>('/pull-requests', project, {}, 500), [project]);
   const extra = pages?.key === key ? pages : null;
   const cursor = extra ? extra.cursor : (loaded.data?.next_cursor ?? null);
-  const [draft, setDraft] = useState(filters);
+  const [draft, setDraft] = useState({ ...filters, sort });
   const [draftKey, setDraftKey] = useState(key);
   if (draftKey !== key) {
-    setDraft(filters);
+    setDraft({ ...filters, sort });
     setDraftKey(key);
   }
-  const apply = (next: typeof filters) => {
+  const apply = (next: typeof draft) => {
     const q = new URLSearchParams();
     for (const k of FILTERS) if (next[k]) q.set(k, next[k]);
+    if (next.sort !== 'severity') q.set('sort', next.sort);
     const s = q.toString();
     navigate(`${projectPath(project, 'findings')}${s ? `?${s}` : ''}`);
   };
-  const set = (k: (typeof FILTERS)[number]) => (e: Event) =>
+  const set = (k: (typeof FILTERS)[number] | 'sort') => (e: Event) =>
     setDraft({ ...draft, [k]: (e.target as HTMLInputElement).value });
   return (
     <>
@@ -257,12 +272,24 @@ export function FindingsPage({ project, query }: { project: string; query: URLSe
           Review id
           <input type="text" value={draft.task_id} onInput={set('task_id')} />
         </label>
+        <label>
+          Sort
+          <select value={draft.sort} onChange={set('sort')}>
+            {Object.entries(SORTS).map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </label>
         <div class="actions">
           <button type="submit">Apply filters</button>
           <button
             type="button"
             class="secondary"
-            onClick={() => apply({ status: '', severity: '', pull_request_id: '', task_id: '', path: '' })}
+            onClick={() =>
+              apply({ status: '', severity: '', pull_request_id: '', task_id: '', path: '', sort: 'severity' })
+            }
           >
             Clear filters
           </button>
@@ -278,10 +305,16 @@ export function FindingsPage({ project, query }: { project: string; query: URLSe
             <Empty>No findings{described ? ` match ${described}` : ' yet'}.</Empty>
           ) : (
             <>
+              {list.truncated ? (
+                <p class="notice">
+                  Sorted over the first {SORTED_MAX} findings only: narrow the filters, or sort newest first
+                  to page through all of them.
+                </p>
+              ) : null}
               <FindingsTable
                 project={project}
                 findings={rows}
-                caption={`Findings${described ? ` (${described})` : ''}: ${rows.length}${cursor ? '+' : ''}`}
+                caption={`Findings${described ? ` (${described})` : ''}, ${SORTS[sort].toLowerCase()}: ${rows.length}${cursor || list.truncated ? '+' : ''}`}
                 onChange={() => {
                   setPages(null);
                   loaded.reload();
@@ -395,7 +428,7 @@ export function FindingPage({ project, id }: { project: string; id: string }) {
           </dl>
           <section aria-labelledby="body-h">
             <h2 id="body-h">What it says</h2>
-            <p class="prose">{f.body}</p>
+            <Markdown text={f.body} />
             {f.suggestion ? (
               <>
                 <h3>Suggested fix</h3>

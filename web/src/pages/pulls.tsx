@@ -10,6 +10,7 @@ import {
   useLoad,
 } from '../api';
 import { Link } from '../router';
+import { sortedBySeverity } from '../severity';
 import {
   Conclusion,
   type Conclusions,
@@ -230,7 +231,7 @@ export function PullRequestPage({ project, id }: { project: string; id: string }
     for (const f of open.data) counts[f.severity]++;
     return {
       pr,
-      open: open.data,
+      open: sortedBySeverity(open.data),
       counts,
       results: results.data,
       conclusion: checkConclusion(pr, counts, settings),

@@ -2,6 +2,7 @@
 import { useEffect } from 'preact/hooks';
 import { api, type Finding, type List, type Review, type ReviewResult, useLoad } from '../api';
 import { Link } from '../router';
+import { SEVERITY_RANK } from '../severity';
 import { Empty, fmtUsd, Load, PageHeading, projectPath, shortSha, Time } from '../ui';
 import { FileFindings } from './diff';
 import { RunReceiptView } from './task';
@@ -14,9 +15,11 @@ function byFile(findings: Finding[]): [string, Finding[]][] {
     list.push(f);
     files.set(f.path, list);
   }
+  // Within a file the diff's order (by line); the files themselves worst first, then by path.
   for (const list of files.values())
-    list.sort((a, b) => a.line - b.line || a.severity.localeCompare(b.severity));
-  return [...files.entries()].sort(([a], [b]) => a.localeCompare(b));
+    list.sort((a, b) => a.line - b.line || SEVERITY_RANK[a.severity] - SEVERITY_RANK[b.severity]);
+  const worst = (list: Finding[]) => Math.min(...list.map((f) => SEVERITY_RANK[f.severity]));
+  return [...files.entries()].sort(([a, fa], [b, fb]) => worst(fa) - worst(fb) || a.localeCompare(b));
 }
 
 export function ReviewPage({ project, id }: { project: string; id: string }) {

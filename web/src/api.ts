@@ -425,6 +425,25 @@ export interface Dashboard {
   updated_at: string;
 }
 
+export interface Plan {
+  object: 'plan';
+  id: string;
+  status: 'discovered' | 'proposed' | 'reviewed' | 'approved' | 'active' | 'completed' | 'superseded';
+  approval_status: 'pending' | 'approved' | 'rejected';
+  requires_approval: boolean;
+  repo_write_status: 'not_requested' | 'draft_pr_requested' | 'draft_pr_opened' | 'failed';
+  repo_artifact_path: string | null;
+  target_outcome: string | null;
+  summary: string | null;
+  review_task_id: string | null;
+  score: Record<string, unknown> | null;
+  draft_pull_request: { number: number; url: string | null } | null;
+  repo_write_error: string | null;
+  superseded_by: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
 export interface Preference {
   object: 'preference';
   id: string;

@@ -18,6 +18,7 @@ import {
 } from './api';
 import { FindingPage, FindingsPage } from './pages/findings';
 import { Home } from './pages/home';
+import { PlansPage } from './pages/plans';
 import { ProjectPulls, PullRequestPage } from './pages/pulls';
 import { ReviewPage } from './pages/review';
 import { ReviewerPage, ReviewersPage } from './pages/reviewers';
@@ -84,6 +85,7 @@ const ROUTES: Route[] = [
   ['/projects/:project/scorecard', (p) => <ScorecardPage project={P(p)} />],
   ['/projects/:project/dashboards', (p) => <DashboardsPage project={P(p)} />],
   ['/projects/:project/dashboards/:id', (p) => <DashboardsPage project={P(p)} id={p.id as string} />],
+  ['/projects/:project/plans', (p) => <PlansPage project={P(p)} />],
   ['/projects/:project/timeline', (p, q) => <TimelinePage project={P(p)} query={q} />],
   ['/projects/:project/notifications', (p) => <NotificationsPage project={P(p)} />],
   ['/projects/:project/tasks/:id', (p) => <TaskPage project={P(p)} id={p.id as string} />],
@@ -190,6 +192,7 @@ const SECTIONS: [string, string][] = [
   ['scorecard', 'Scorecard'],
   ['dashboards', 'Dashboards'],
   ['reviewers', 'Reviewers'],
+  ['plans', 'Plans'],
   ['timeline', 'Timeline'],
   ['settings', 'Settings'],
 ];

@@ -22,6 +22,8 @@ export function subjectHref(project: string, type: string, id: string): string |
       return projectPath(project, 'settings');
     case 'dashboard':
       return projectPath(project, 'dashboards', id);
+    case 'plan':
+      return projectPath(project, 'plans');
     default:
       return null;
   }

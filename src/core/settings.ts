@@ -36,7 +36,9 @@ export const PROJECT_SETTINGS = {
       .object({ start: z.iso.datetime({ offset: true }), end: z.iso.datetime({ offset: true }) })
       .nullable(),
     default: null,
-    doc: 'When set, runs may start only between `start` and `end`; outside it they fail with `project_paused`.',
+    doc:
+      'An absolute span, not a daily window: `{"start", "end"}`, two ISO 8601 times with an offset (e.g. `2026-12-01T09:00:00Z`). ' +
+      'When set, runs may start only between them; before `start` and after `end` they fail with `project_paused`. null: no window.',
   },
   'svc.brakes.spend_cap_usd': {
     schema: z.number().min(0).nullable(),

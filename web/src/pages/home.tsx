@@ -167,6 +167,8 @@ function NewProject({ onCreated }: { onCreated: () => void }) {
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   const choices = installations.data?.data ?? [];
+  // The first installation until one is picked: the select always shows what will be sent, after an error too.
+  const chosen = installation || String(choices[0]?.id ?? '');
   return (
     <details class="new-project">
       <summary>Register a repository as a project</summary>
@@ -185,7 +187,7 @@ function NewProject({ onCreated }: { onCreated: () => void }) {
                   name: name.trim(),
                   repository: {
                     full_name: repo.trim(),
-                    installation_id: Number(installation || choices[0]?.id || 1),
+                    installation_id: Number(chosen || 1),
                   },
                   setup,
                 },
@@ -224,7 +226,7 @@ function NewProject({ onCreated }: { onCreated: () => void }) {
         <label for="np-inst">Installation</label>
         <select
           id="np-inst"
-          value={installation}
+          value={chosen}
           onChange={(e) => setInstallation((e.target as HTMLSelectElement).value)}
         >
           {choices.map((i) => (

@@ -2,18 +2,143 @@
 import { useState } from 'preact/hooks';
 import { api, type Project, type Settings, useLoad } from '../api';
 import { Link } from '../router';
+import { type Draft, type FieldSpec, parseDraft, specFor, toDraft } from '../setting-fields';
 import { Load, PageHeading, projectPath, Time, timelineHref } from '../ui';
 import { forgetConclusions } from './pulls';
 
-type Kind = 'boolean' | 'number' | 'text' | 'json' | 'conclusion';
-
-function kindOf(key: string, value: unknown, def: unknown): Kind {
-  if (key.startsWith('svc.checks.')) return 'conclusion';
-  if (typeof def === 'boolean' || typeof value === 'boolean') return 'boolean';
-  if (typeof def === 'number' || typeof value === 'number') return 'number';
-  if (key.endsWith('_usd') || key.endsWith('run_budget')) return 'number';
-  if (typeof def === 'string') return 'text';
-  return 'json';
+/** One setting's field: the input its shape needs, what it expects, and its own error. */
+function Field({
+  name,
+  spec,
+  draft,
+  doc,
+  fallback,
+  error,
+  set,
+}: {
+  name: string;
+  spec: FieldSpec;
+  draft: Draft;
+  doc: string | undefined;
+  fallback: unknown;
+  error: string | undefined;
+  set: (d: Draft) => void;
+}) {
+  const id = `set-${name.replace(/\W/g, '-')}`;
+  const helpId = `${id}-help`;
+  const errorId = `${id}-error`;
+  const describedBy = error ? `${errorId} ${helpId}` : helpId;
+  const invalid = error ? true : undefined;
+  const text = (e: Event) => set((e.target as HTMLInputElement).value);
+  const help = (
+    <p id={helpId} class="muted small field-help">
+      {doc ? `${doc} ` : ''}
+      <strong>Expects:</strong> {spec.shape} Default: <code>{JSON.stringify(fallback)}</code>.
+    </p>
+  );
+  const problem = error ? (
+    <p id={errorId} class="field-error small" role="alert">
+      {error}
+    </p>
+  ) : null;
+  if (spec.kind === 'boolean')
+    return (
+      <div class="field">
+        <label class="inline" for={id}>
+          <input
+            id={id}
+            type="checkbox"
+            checked={draft === true}
+            aria-describedby={describedBy}
+            onChange={(e) => set((e.target as HTMLInputElement).checked)}
+          />{' '}
+          <code>{name}</code>
+        </label>
+        {problem}
+        {help}
+      </div>
+    );
+  if (spec.kind === 'span') {
+    const span = draft as { start: string; end: string };
+    return (
+      <fieldset class="field" aria-describedby={describedBy}>
+        <legend>
+          <code>{name}</code>
+        </legend>
+        <label>
+          Runs may start from
+          <input
+            type="text"
+            inputMode="text"
+            value={span.start}
+            placeholder="2026-12-01T09:00:00Z"
+            aria-invalid={invalid}
+            onInput={(e) => set({ ...span, start: (e.target as HTMLInputElement).value })}
+          />
+        </label>
+        <label>
+          until
+          <input
+            type="text"
+            value={span.end}
+            placeholder="2026-12-05T18:00:00Z"
+            aria-invalid={invalid}
+            onInput={(e) => set({ ...span, end: (e.target as HTMLInputElement).value })}
+          />
+        </label>
+        {problem}
+        {help}
+      </fieldset>
+    );
+  }
+  return (
+    <div class="field">
+      <label for={id}>
+        <code>{name}</code>
+      </label>
+      {spec.kind === 'number' ? (
+        <input
+          id={id}
+          type="text"
+          inputMode="decimal"
+          value={String(draft)}
+          aria-describedby={describedBy}
+          aria-invalid={invalid}
+          placeholder={spec.nullable ? 'none' : undefined}
+          onInput={text}
+        />
+      ) : spec.kind === 'text' && spec.multiline ? (
+        <textarea
+          id={id}
+          rows={3}
+          value={String(draft)}
+          aria-describedby={describedBy}
+          aria-invalid={invalid}
+          onInput={text}
+        />
+      ) : spec.kind === 'choice' ? (
+        <select id={id} value={String(draft)} aria-describedby={describedBy} onChange={text}>
+          {spec.options.map((c) => (
+            <option key={c} value={c}>
+              {c}
+            </option>
+          ))}
+        </select>
+      ) : (
+        <input
+          id={id}
+          type="text"
+          value={String(draft)}
+          aria-describedby={describedBy}
+          aria-invalid={invalid}
+          placeholder={spec.kind === 'json' || spec.nullable ? 'none' : undefined}
+          onInput={text}
+        />
+      )}
+      {problem}
+      {help}
+    </div>
+  );
 }
 
 function SettingsForm({
@@ -25,39 +150,38 @@ function SettingsForm({
   save: (patch: Record<string, unknown>) => Promise<void>;
   label: string;
 }) {
-  const [draft, setDraft] = useState<Record<string, string | boolean>>(() =>
-    Object.fromEntries(
-      Object.entries(settings.values).map(([k, v]) => [
-        k,
-        typeof v === 'boolean' ? v : v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v),
-      ]),
-    ),
-  );
-  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   const keys = Object.keys(settings.values).sort();
+  const specs = Object.fromEntries(
+    keys.map((k) => [k, specFor(k, settings.values[k], settings.defaults[k])]),
+  ) as Record<string, FieldSpec>;
+  const [draft, setDraft] = useState<Record<string, Draft>>(() =>
+    Object.fromEntries(keys.map((k) => [k, toDraft(specs[k] as FieldSpec, settings.values[k])])),
+  );
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
   return (
     <form
       aria-label={label}
       class="settings"
+      noValidate
       onSubmit={async (e) => {
         e.preventDefault();
         setMessage(null);
         const patch: Record<string, unknown> = {};
-        try {
-          for (const k of keys) {
-            const kind = kindOf(k, settings.values[k], settings.defaults[k]);
-            const d = draft[k];
-            let value: unknown;
-            if (kind === 'boolean') value = d === true;
-            else if (kind === 'number') value = d === '' ? null : Number(d);
-            else if (kind === 'json') value = d === '' ? null : JSON.parse(String(d));
-            else value = d;
-            if (kind === 'number' && typeof value === 'number' && Number.isNaN(value))
-              throw new Error(`${k}: not a number`);
-            if (JSON.stringify(value) !== JSON.stringify(settings.values[k])) patch[k] = value;
-          }
-        } catch (err) {
-          setMessage({ ok: false, text: (err as Error).message });
+        const wrong: Record<string, string> = {};
+        for (const k of keys) {
+          const parsed = parseDraft(specs[k] as FieldSpec, draft[k] ?? '');
+          if (!parsed.ok) wrong[k] = parsed.error;
+          else if (JSON.stringify(parsed.value) !== JSON.stringify(settings.values[k]))
+            patch[k] = parsed.value;
+        }
+        setErrors(wrong);
+        const nWrong = Object.keys(wrong).length;
+        if (nWrong > 0) {
+          setMessage({
+            ok: false,
+            text: `Nothing saved: ${nWrong === 1 ? 'one field needs' : `${nWrong} fields need`} fixing (${Object.keys(wrong).join(', ')}).`,
+          });
           return;
         }
         if (Object.keys(patch).length === 0) {
@@ -72,81 +196,18 @@ function SettingsForm({
         }
       }}
     >
-      {keys.map((k) => {
-        const kind = kindOf(k, settings.values[k], settings.defaults[k]);
-        const id = `set-${k.replace(/\W/g, '-')}`;
-        const doc = settings.docs[k];
-        const help = doc ? (
-          <p id={`${id}-doc`} class="muted small">
-            {doc} Default: <code>{JSON.stringify(settings.defaults[k])}</code>.
-          </p>
-        ) : null;
-        const describedBy = doc ? `${id}-doc` : undefined;
-        const set = (v: string | boolean) => setDraft({ ...draft, [k]: v });
-        return (
-          <div class="field" key={k}>
-            {kind === 'boolean' ? (
-              <label class="inline" for={id}>
-                <input
-                  id={id}
-                  type="checkbox"
-                  checked={draft[k] === true}
-                  aria-describedby={describedBy}
-                  onChange={(e) => set((e.target as HTMLInputElement).checked)}
-                />{' '}
-                <code>{k}</code>
-              </label>
-            ) : (
-              <label for={id}>
-                <code>{k}</code>
-              </label>
-            )}
-            {kind === 'number' ? (
-              <input
-                id={id}
-                type="number"
-                step="any"
-                min="0"
-                value={String(draft[k] ?? '')}
-                aria-describedby={describedBy}
-                placeholder="none"
-                onInput={(e) => set((e.target as HTMLInputElement).value)}
-              />
-            ) : kind === 'text' ? (
-              <textarea
-                id={id}
-                rows={3}
-                value={String(draft[k] ?? '')}
-                aria-describedby={describedBy}
-                onInput={(e) => set((e.target as HTMLTextAreaElement).value)}
-              />
-            ) : kind === 'json' ? (
-              <input
-                id={id}
-                type="text"
-                value={String(draft[k] ?? '')}
-                aria-describedby={describedBy}
-                placeholder="none (JSON)"
-                onInput={(e) => set((e.target as HTMLInputElement).value)}
-              />
-            ) : kind === 'conclusion' ? (
-              <select
-                id={id}
-                value={String(draft[k])}
-                aria-describedby={describedBy}
-                onChange={(e) => set((e.target as HTMLSelectElement).value)}
-              >
-                {['action_required', 'failure', 'neutral', 'success'].map((c) => (
-                  <option key={c} value={c}>
-                    {c}
-                  </option>
-                ))}
-              </select>
-            ) : null}
-            {help}
-          </div>
-        );
-      })}
+      {keys.map((k) => (
+        <Field
+          key={k}
+          name={k}
+          spec={specs[k] as FieldSpec}
+          draft={draft[k] ?? ''}
+          doc={settings.docs[k]}
+          fallback={settings.defaults[k]}
+          error={errors[k]}
+          set={(v) => setDraft({ ...draft, [k]: v })}
+        />
+      ))}
       <button type="submit">Save {label.toLowerCase()}</button>
       {message ? (
         <p class={message.ok ? 'ok' : 'error'} role={message.ok ? 'status' : 'alert'}>

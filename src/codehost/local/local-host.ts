@@ -832,7 +832,8 @@ export function unreadableReason(
     return (
       `repository ${fullName} at ${dir} belongs to another user, and git refuses to read it ("detected dubious ` +
       `ownership"). Run svc as the repository's owner, or trust the directory for every git run as svc's user ` +
-      `(README, "Quick start", says what that does and does not protect): git config --global --add ` +
+      `(docs/local-host.md, "Repositories svc cannot read", says what that does and does not protect): ` +
+      `git config --global --add ` +
       `safe.directory ${dir}`
     );
   }

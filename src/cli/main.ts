@@ -166,13 +166,25 @@ program
     new Option('--url <url>', 'base URL of the svc API').env('SVC_URL').default('http://127.0.0.1:8080'),
   )
   .addOption(new Option('--api-key <key>', 'API key to call with').env('SVC_API_KEY'))
+  .option('--profile <name>', 'serve a named tool set: reviewer-agent, admin or all (default all)')
+  .option('--tools <areas>', 'serve these areas and tools, comma-separated (e.g. reviews,findings)')
   .action(async (options) => {
     if (!options.apiKey) {
       process.stderr.write('svc mcp needs an API key: set SVC_API_KEY or pass --api-key\n');
       process.exit(2);
     }
-    const { mcpStdioCommand } = await import('../mcp/stdio');
-    await mcpStdioCommand({ url: options.url, apiKey: options.apiKey });
+    const [{ mcpStdioCommand }, { selectionList, UnknownToolSelection }] = await Promise.all([
+      import('../mcp/stdio'),
+      import('../mcp/tool-subsets'),
+    ]);
+    const selection = { profile: options.profile ?? null, tools: selectionList(options.tools) };
+    try {
+      await mcpStdioCommand({ url: options.url, apiKey: options.apiKey, selection });
+    } catch (error) {
+      if (!(error instanceof UnknownToolSelection)) throw error;
+      process.stderr.write(`svc mcp: ${error.message}\n`);
+      process.exit(2);
+    }
   });
 
 /** Runs a review or findings command and sets the exit code from what it returned or threw. */

@@ -4,16 +4,18 @@
  * and is the key each tool call is executed with: the call is `inject()`ed in-process into
  * the same Fastify app, so it meets the same auth, project resolution, idempotency, validation
  * and error envelope as a REST call. GET (server-initiated stream) and DELETE (session end)
- * have nothing to do without sessions and answer 405.
+ * have nothing to do without sessions and answer 405. `?profile=` and `?tools=` choose the tools
+ * the connection lists (./tool-subsets.ts).
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors';
-import { requireKey } from '../http/key-check';
+import { principalOf, requireKey } from '../http/key-check';
 import { closeIfBodyUnread } from '../http/linger';
 import { NOSNIFF } from '../http/security-headers';
 import type { Operation } from '../operations/registry';
 import type { Services } from '../operations/services';
 import type { ToolCaller } from './server';
+import { selectionList, selectTools, UnknownToolSelection } from './tool-subsets';
 
 export const MCP_PATH = '/api/v1/mcp';
 
@@ -39,6 +41,20 @@ export function parseBody(text: string): unknown {
   }
 }
 
+/** The tools `?profile=` and `?tools=` ask for (./tool-subsets.ts); 400 for an unknown name. */
+function toolsAsked(operations: readonly Operation[], query: unknown): Operation[] {
+  const { profile, tools } = (query ?? {}) as Record<string, unknown>;
+  try {
+    return selectTools(operations, {
+      profile: selectionList(profile).join(',') || null,
+      tools: selectionList(tools),
+    });
+  } catch (error) {
+    if (error instanceof UnknownToolSelection) throw new ApiError('validation_failed', error.message);
+    throw error;
+  }
+}
+
 export async function mountMcp(app: FastifyInstance, services: Services, operations: readonly Operation[]) {
   const checkKey = requireKey(services);
   app.route({
@@ -60,12 +76,15 @@ export async function mountMcp(app: FastifyInstance, services: Services, operati
           'the MCP endpoint is stateless: send JSON-RPC messages with POST; there are no sessions to stream or end',
         );
       }
+      const tools = toolsAsked(operations, request.query);
       // The MCP SDK is loaded on the first MCP request: ~0.14 s of a start that may never see one.
       const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
         import('@modelcontextprotocol/sdk/server/streamableHttp.js'),
         import('./server'),
       ]);
-      const server = createMcpServer(operations, injectCaller(app, authorization as string));
+      const server = createMcpServer(tools, injectCaller(app, authorization as string), {
+        projectPinned: principalOf(request).pinnedProjectId !== null,
+      });
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
         enableJsonResponse: true,

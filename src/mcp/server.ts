@@ -12,6 +12,7 @@ import { z } from 'zod';
 import { describeUnsafeInput } from '../http/unsafe-strings';
 import { toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
+import { renamedArguments, requestFields } from '../operations/tool-arguments';
 import { errorInToolTerms, isRecord } from './error-terms';
 
 export interface ToolHttpRequest {
@@ -60,7 +61,9 @@ export function toolRequest(
   // checked here because a lone surrogate cannot even be put into a URL or a header.
   const unsafe = describeUnsafeInput(args, 'arguments');
   if (unsafe) return { error: localValidationError(op, unsafe) };
-  const rest: Record<string, unknown> = { ...args };
+  const named = requestFields(op, args);
+  if ('conflict' in named) return { error: localValidationError(op, named.conflict) };
+  const rest = named.fields;
   const headers: Record<string, string> = {};
   const missing: string[] = [];
   const path = op.path.replace(/\{(\w+)\}/g, (_match, name: string) => {
@@ -73,7 +76,8 @@ export function toolRequest(
     return encodeURIComponent(String(value));
   });
   if (missing.length > 0) {
-    return { error: localValidationError(op, `missing required argument(s): ${missing.join(', ')}`) };
+    const names = missing.map((field) => renamedArguments(op).get(field) ?? field);
+    return { error: localValidationError(op, `missing required argument(s): ${names.join(', ')}`) };
   }
   // Header arguments: `idempotency_key` (writes) and `if_match` (configuration edits), unless the
   // operation declares a field of that name itself.
@@ -149,7 +153,9 @@ export async function callTool(op: Operation, args: unknown, caller: ToolCaller)
   const response = await caller(built.request);
   // Errors name the tool's arguments, not the HTTP request's headers and parts.
   const ok = response.status >= 200 && response.status < 300;
-  return toolResult(ok ? response : { ...response, body: errorInToolTerms(response.body) });
+  return toolResult(
+    ok ? response : { ...response, body: errorInToolTerms(response.body, renamedArguments(op)) },
+  );
 }
 
 export const MCP_SERVER_INFO = { name: 'svc', version: '0.1.0' } as const;
@@ -160,10 +166,14 @@ export const MCP_SERVER_INFO = { name: 'svc', version: '0.1.0' } as const;
  * `validation_failed` envelope a REST client gets (the SDK's own pre-validation, which would
  * answer in another shape, is replaced).
  */
-export function createMcpServer(operations: readonly Operation[], caller: ToolCaller): McpServer {
+export function createMcpServer(
+  operations: readonly Operation[],
+  caller: ToolCaller,
+  options: { projectPinned?: boolean } = {},
+): McpServer {
   const server = new McpServer(MCP_SERVER_INFO, {
     instructions:
-      'Tools of the svc code review service. Each tool is one HTTP operation of /api/v1; results are the JSON responses. Project-scoped tools take `project_id` when the key is not pinned to a project.',
+      'Tools of the svc code review service. Each tool is one HTTP operation of /api/v1; results are the JSON responses. Project-scoped tools take `project_id` when the key is not pinned to a project. Id arguments are named `<resource>_id` (`finding_id`, `pull_request_id`).',
   });
   const byName = new Map<string, Operation>();
   for (const op of operations) {
@@ -172,7 +182,7 @@ export function createMcpServer(operations: readonly Operation[], caller: ToolCa
       op.tool,
       {
         description: toolDescription(op),
-        inputSchema: toolInputSchema(op),
+        inputSchema: toolInputSchema(op, options),
         annotations: {
           title: op.summary,
           readOnlyHint: op.method === 'GET',
@@ -188,7 +198,9 @@ export function createMcpServer(operations: readonly Operation[], caller: ToolCa
     const op = byName.get(request.params.name);
     if (!op) {
       return {
-        content: [{ type: 'text', text: `unknown tool ${request.params.name}` }],
+        content: [
+          { type: 'text', text: `unknown tool ${request.params.name}: not in this connection's tool set` },
+        ],
         isError: true,
       };
     }

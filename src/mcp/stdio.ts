@@ -5,11 +5,13 @@
  * the MCP protocol only; diagnostics go to stderr.
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { keyKindOf } from '../core/keys';
 import { OPERATIONS } from '../operations';
 import { contractHash } from '../operations/contract';
 import type { Operation } from '../operations/registry';
 import { parseBody } from './http';
 import { createMcpServer, type ToolCaller } from './server';
+import { selectTools, type ToolSelection } from './tool-subsets';
 
 export const DEFAULT_SVC_URL = 'http://127.0.0.1:8080';
 
@@ -59,11 +61,19 @@ async function checkContract(baseUrl: string, operations: readonly Operation[]) 
  * Serves the tools over stdio until stdin closes; resolves then. `apiKey` is the key every
  * call is made with (SVC_API_KEY in the CLI).
  */
-export async function mcpStdioCommand(options: { url?: string; apiKey: string }): Promise<void> {
+export async function mcpStdioCommand(options: {
+  url?: string;
+  apiKey: string;
+  /** The tools to serve (./tool-subsets.ts); all when it names none. */
+  selection?: ToolSelection;
+}): Promise<void> {
   const url = options.url || DEFAULT_SVC_URL;
   if (!options.apiKey) throw new Error('svc mcp needs an API key: set SVC_API_KEY');
+  const tools = selectTools(OPERATIONS, options.selection ?? {});
   await checkContract(url, OPERATIONS);
-  const server = createMcpServer(OPERATIONS, fetchCaller(url, options.apiKey));
+  const server = createMcpServer(tools, fetchCaller(url, options.apiKey), {
+    projectPinned: keyKindOf(options.apiKey) === 'project',
+  });
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve();

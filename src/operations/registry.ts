@@ -7,6 +7,7 @@ import type { SQL } from 'drizzle-orm';
 import { z } from 'zod';
 import type { Principal } from '../core/keys';
 import type { Services } from './services';
+import { renamedArguments } from './tool-arguments';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -117,19 +118,26 @@ export const fastifyPath = (path: string) => path.replace(/\{(\w+)\}/g, ':$1');
 
 /**
  * The tool's single input object: path params, query and body fields side by side (the body
- * fields flattened), plus `project_id` on project-scoped operations for workspace keys.
+ * fields flattened), id arguments named `<resource>_id` (./tool-arguments.ts), plus `project_id`
+ * on project-scoped operations: required, unless the caller's key is pinned to a project
+ * (`projectPinned`), which then defaults to its own.
  */
-export function toolInputSchema(op: Operation): AnyObject {
+export function toolInputSchema(op: Operation, options: { projectPinned?: boolean } = {}): AnyObject {
   const shape: Record<string, z.ZodType> = {};
   if (op.scope === 'project') {
-    shape.project_id = z
-      .string()
-      .optional()
-      .describe('Project id (the Project-ID header); needed with a workspace key.');
+    shape.project_id = options.projectPinned
+      ? z.string().optional().describe("The project to act on; your key's own project when left out.")
+      : z.string().describe('The project to act on (a key pinned to a project may leave it out).');
   }
-  Object.assign(shape, op.params?.shape ?? {}, op.query?.shape ?? {});
-  if (op.body instanceof z.ZodObject) Object.assign(shape, op.body.shape);
-  else if (op.body) shape.body = op.body;
+  const fields: Record<string, z.ZodType> = { ...op.params?.shape, ...op.query?.shape };
+  if (op.body instanceof z.ZodObject) Object.assign(fields, op.body.shape);
+  else if (op.body) fields.body = op.body;
+  const renames = renamedArguments(op);
+  for (const [field, schema] of Object.entries(fields)) {
+    const name = renames.get(field) ?? field;
+    if (name !== field && name in fields) throw new Error(`${op.tool}: argument ${name} is declared twice`);
+    shape[name] = schema;
+  }
   // Headers a tool caller cannot send otherwise travel as arguments (see src/mcp/server.ts).
   if (isWrite(op) && !('idempotency_key' in shape)) {
     shape.idempotency_key = z

@@ -1,7 +1,9 @@
 /**
  * The package as a user installs it: `npm pack` of this checkout installed into a fresh prefix,
  * its `svc-review` command run from a repository elsewhere. This catches a runtime file left out
- * of `files` (rules, migrations) and a runtime dependency listed only for development.
+ * of `files` (rules, migrations), a runtime dependency listed only for development, and a
+ * dependency whose `engines` refuse the Node running the test: the install resolves ranges as a
+ * user's does, with no lockfile and no `overrides` (npm applies neither to an installed package).
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -17,6 +19,7 @@ const VERSION = (await import('../package.json', { with: { type: 'json' } })).de
 describe('the packed package', () => {
   let dir: string;
   let bin: string;
+  let installLog: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'svc-package-'));
@@ -24,7 +27,7 @@ describe('the packed package', () => {
     const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'));
     if (!tarball) throw new Error(`npm pack wrote no tarball into ${dir}`);
     const prefix = join(dir, 'prefix');
-    await run(
+    const install = await run(
       'npm',
       [
         'install',
@@ -38,11 +41,17 @@ describe('the packed package', () => {
       ],
       { cwd: dir, maxBuffer: 16 * 1024 * 1024 },
     );
+    installLog = `${install.stdout}\n${install.stderr}`;
     bin = join(prefix, 'bin', 'svc-review');
   }, 300_000);
 
   afterAll(() => {
     if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('installs on this Node with no package refusing it (no EBADENGINE warning)', () => {
+    const refused = installLog.split('\n').filter((line) => line.includes('EBADENGINE'));
+    expect(refused).toEqual([]);
   });
 
   it('reviews a repository in another folder with the installed svc-review command', async () => {

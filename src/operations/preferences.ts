@@ -1,11 +1,13 @@
 /**
  * Preferences: one caller's dashboard state in a project (the API key is the caller). Holds the
- * notification markers the console's bell reads (what happened since the caller last looked)
- * and the board they last opened. `me` names the caller's own record, created on first read.
+ * notification markers the console's bell reads (what happened since the caller last looked),
+ * what the caller is notified of (`notify`, src/core/notifications.ts) and the board they last
+ * opened. `me` names the caller's own record, created on first read.
  */
-import { and, count, eq, gt, isNull, or, sql } from 'drizzle-orm';
+import { and, count, eq, gt, isNull, or, type SQL, sql } from 'drizzle-orm';
 import { z } from 'zod';
 import { notFound } from '../core/errors';
+import { NOTIFICATION_DOCS, NOTIFICATION_KINDS, type NotificationKind } from '../core/notifications';
 import { newId } from '../storage/ids';
 import { dashboards, events, preferences } from '../storage/schema';
 import { defineOperation, type OperationContext } from './registry';
@@ -16,11 +18,33 @@ type PreferenceRow = typeof preferences.$inferSelect;
 /** Unread counts stop here: the console shows "1000+", and counting further costs a scan. */
 const UNREAD_CAP = 1000;
 
-/**
- * A run being queued and claimed is bookkeeping, on the timeline but nothing a person is told
- * about (its end is); the console's notification list leaves out the same kinds.
- */
-const NOT_NOTIFIED = sql`NOT (${events.objectType} = 'run' AND ${events.kind} IN ('queued', 'claimed'))`;
+const payload = sql`(${events.data} -> 'payload')`;
+
+/** The timeline events each notification kind picks (their payloads: src/core/notifications.ts). */
+const NOTIFIED_EVENTS: Record<NotificationKind, SQL> = {
+  new_p0: sql`(${events.objectType} = 'pull_request' AND ${events.kind} = 'review_status_changed' AND COALESCE((${payload} -> 'counts' ->> 'opened_p0')::int, 0) > 0)`,
+  run_failed: sql`(${events.objectType} = 'run' AND ${events.kind} = 'failed')`,
+  plan_awaiting_approval: sql`(${events.objectType} = 'plan' AND ${events.kind} = 'reviewed' AND ${payload} ->> 'requires_approval' = 'true')`,
+  quick_action_result: sql`(${events.objectType} = 'run' AND ${events.kind} IN ('completed', 'failed', 'canceled') AND ${payload} ->> 'kind' = 'quick_action')`,
+};
+
+/** The events a caller who chose `kinds` is notified of (none when they chose none). */
+export function notifiedBy(kinds: readonly NotificationKind[]): SQL {
+  return kinds.length === 0 ? sql`false` : (or(...kinds.map((k) => NOTIFIED_EVENTS[k])) as SQL);
+}
+
+const notifyKinds = z
+  .array(z.enum(NOTIFICATION_KINDS))
+  .max(NOTIFICATION_KINDS.length)
+  .describe(
+    `What the caller is notified of, any of: ${NOTIFICATION_KINDS.map((k) => `\`${k}\` (${NOTIFICATION_DOCS[k]})`).join('; ')}.`,
+  );
+
+/** The kinds a stored preference picks: every kind until the caller chose. */
+const chosenKinds = (row: Pick<PreferenceRow, 'notify'> | undefined): NotificationKind[] =>
+  (row?.notify ?? [...NOTIFICATION_KINDS]).filter((k): k is NotificationKind =>
+    (NOTIFICATION_KINDS as readonly string[]).includes(k),
+  );
 
 export const preferenceRecord = z.object({
   object: z.literal('preference'),
@@ -31,10 +55,11 @@ export const preferenceRecord = z.object({
     .nullable()
     .describe('Timeline events up to here are no longer listed as notifications.'),
   dashboard_id: z.string().nullable().describe('The board last opened.'),
+  notify: notifyKinds,
   unread_notifications: z
     .int()
     .describe(
-      `Timeline events of the project after \`notifications_read_at\` (at most ${UNREAD_CAP}), less runs being queued and claimed.`,
+      `Timeline events of the project after \`notifications_read_at\` that \`notify\` picks (at most ${UNREAD_CAP}).`,
     ),
   created_at: timestamp,
   updated_at: timestamp,
@@ -57,15 +82,17 @@ export const preferenceUpdateBody = z
     notifications_read_at: marker,
     notifications_cleared_at: marker,
     dashboard_id: z.string().min(1).max(200).nullable().optional(),
+    notify: notifyKinds.optional(),
   })
   .refine((b) => Object.keys(b).length > 0, { message: 'send at least one field to change' });
 
-async function unreadSince(ctx: OperationContext, since: Date | null): Promise<number> {
+async function unreadSince(ctx: OperationContext, pref: PreferenceRow): Promise<number> {
+  const since = pref.notificationsReadAt;
   const visible = and(
     eq(events.workspaceId, ctx.workspaceId),
     or(eq(events.projectId, ctx.projectId ?? ''), isNull(events.projectId)),
     since ? gt(events.createdAt, since) : undefined,
-    NOT_NOTIFIED,
+    notifiedBy(chosenKinds(pref)),
   );
   const capped = ctx.services.db.orm
     .select({ one: sql`1` })
@@ -85,10 +112,27 @@ async function toPreferenceRecord(ctx: OperationContext, row: PreferenceRow) {
     notifications_read_at: row.notificationsReadAt?.toISOString() ?? null,
     notifications_cleared_at: row.notificationsClearedAt?.toISOString() ?? null,
     dashboard_id: row.dashboardId,
-    unread_notifications: await unreadSince(ctx, row.notificationsReadAt),
+    notify: chosenKinds(row),
+    unread_notifications: await unreadSince(ctx, row),
     created_at: row.createdAt.toISOString(),
     updated_at: row.updatedAt.toISOString(),
   };
+}
+
+/** What the caller is notified of in this project (every kind while they have not chosen). */
+export async function callerNotifyKinds(ctx: OperationContext): Promise<NotificationKind[]> {
+  const [row] = await ctx.services.db.orm
+    .select({ notify: preferences.notify })
+    .from(preferences)
+    .where(
+      and(
+        eq(preferences.workspaceId, ctx.workspaceId),
+        eq(preferences.projectId, ctx.projectId ?? ''),
+        eq(preferences.keyId, ctx.principal.keyId),
+      ),
+    )
+    .limit(1);
+  return chosenKinds(row);
 }
 
 /** The caller's record for `me` (created on first use), or their record by id; nobody else's. */
@@ -142,7 +186,7 @@ export const operations = [
     tool: 'preferences_update',
     method: 'PATCH',
     path: '/api/v1/preferences/{id}',
-    summary: "Set the caller's notification markers or last-opened board.",
+    summary: "Set the caller's notification markers, what they are notified of, or last-opened board.",
     description:
       'Documented extension (the spec has get only). `now` stamps the server time. Preferences are per caller, not shared, so they append no timeline event.',
     scope: 'project',
@@ -167,6 +211,7 @@ export const operations = [
           notificationsReadAt: at(body.notifications_read_at, now),
           notificationsClearedAt: at(body.notifications_cleared_at, now),
           dashboardId: body.dashboard_id,
+          notify: body.notify ? [...new Set(body.notify)] : undefined,
           updatedAt: now,
         })
         .where(eq(preferences.id, row.id))

@@ -15,6 +15,7 @@ import { notFound } from '../core/errors';
 import { type EventRow, toEventRecord } from '../storage/object-events';
 import { events, pullRequests } from '../storage/schema';
 import { collectionRecords, type EventSubject, eventOperations } from './collections';
+import { callerNotifyKinds, notifiedBy } from './preferences';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { idParam, listOf, listQuery, timestamp } from './schemas/common';
 import { decodeCursor, page, pastCursor } from './schemas/cursor';
@@ -69,6 +70,12 @@ const timelineQuery = listQuery.extend({
   kind: z.string().min(1).max(100).optional().describe('Only events of this kind, e.g. `dismissed`.'),
   since: timestamp.optional().describe('Only events appended at or after this time.'),
   until: timestamp.optional().describe('Only events appended at or before this time.'),
+  only: z
+    .enum(['notifications'])
+    .optional()
+    .describe(
+      "`notifications`: only the events the caller is notified of (their preferences' `notify`: new P0s on pull requests, failed runs, plans awaiting approval, quick action results).",
+    ),
 });
 
 const timelineOperations: Operation[] = [
@@ -82,12 +89,14 @@ const timelineOperations: Operation[] = [
     response: listOf(timelineEvent),
     handler: async ({ query }, ctx) => {
       const after = decodeCursor(query.cursor);
+      const notified = query.only === 'notifications' ? notifiedBy(await callerNotifyKinds(ctx)) : undefined;
       const rows = await ctx.services.db.orm
         .select()
         .from(events)
         .where(
           and(
             visibleTo(ctx),
+            notified,
             query.subject_type ? eq(events.objectType, query.subject_type) : undefined,
             query.subject_id ? eq(events.objectId, query.subject_id) : undefined,
             query.kind ? eq(events.kind, query.kind) : undefined,

@@ -64,6 +64,8 @@ export interface LedgerOutcome {
   /** Findings reported by this run (new, still open, or still dismissed), in report order. */
   reported: ReportedFinding[];
   opened: number;
+  /** Of `opened`, the P0s: a pull request's new blocking findings, which a person is notified of. */
+  openedP0: number;
   reopened: number;
   fixed: number;
   stillDismissed: number;
@@ -104,6 +106,7 @@ export async function recordInLedger(
     const outcome: LedgerOutcome = {
       reported: [],
       opened: 0,
+      openedP0: 0,
       reopened: plan.reopened,
       fixed: 0,
       stillDismissed: plan.stillDismissed,
@@ -154,6 +157,7 @@ export async function recordInLedger(
         await listForRun(tx, scope.runId, reported);
         outcome.reported.push(...reported);
         outcome.opened += reported.filter((r) => r.status === 'open').length;
+        outcome.openedP0 += reported.filter((r) => r.status === 'open' && r.severity === 'P0').length;
       });
     }
     for (let i = 0; i < plan.fixed.length; i += size) {

@@ -604,6 +604,7 @@ async function review(
         p1: counts.p1,
         p2: counts.p2,
         opened: counts.opened,
+        opened_p0: outcome.openedP0,
         reopened: counts.reopened,
         fixed: counts.fixed,
       },

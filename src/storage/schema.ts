@@ -724,6 +724,8 @@ export const preferences = pgTable(
     notificationsReadAt: ts('notifications_read_at'),
     notificationsClearedAt: ts('notifications_cleared_at'),
     dashboardId: text('dashboard_id'),
+    /** What the caller is notified of (src/core/notifications.ts); null: every kind. */
+    notify: jsonb('notify').$type<string[]>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },

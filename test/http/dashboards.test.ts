@@ -2,11 +2,13 @@
  * Dashboards, metric records and preferences over a real review: the default board's panels
  * carry the ledger's real numbers, a dismissal moves the dismissal rate, svc's daily figures are
  * stored as metric records, callers write their own (newest write wins) and plot them, panels
- * are validated, and each caller keeps their own notification markers. Both engines.
+ * are validated, and each caller keeps their own notification markers and is notified only of
+ * what they chose among the four kinds a person acts on. Both engines.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
 import { createApiKey } from '../../src/storage/keys';
+import { appendObjectEvent } from '../../src/storage/object-events';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
 import { makeRepo, makeReposDir, openPullRequest } from '../helpers/git';
@@ -264,22 +266,52 @@ describe.each(DATABASE_KINDS)('dashboards and metric records on %s', (kind) => {
     expect(read.dashboard_id).toBe(board.id);
     expect(Date.parse(read.notifications_read_at)).toBeGreaterThan(0);
 
-    // A new review after the marker: its run's queued and claimed are on the timeline, not unread.
+    // A new review after the marker that opens nothing new: its run's bookkeeping and the pull
+    // request's status moves are on the timeline, but nothing a person must act on.
     await new Promise((r) => setTimeout(r, 5));
     await ok('POST', '/api/v1/reviews', { pr: 1, reviewers: ['security'] });
     await settleRuns(t);
     const since = (await ok('GET', `/api/v1/timeline-events?since=${read.notifications_read_at}&limit=200`))
-      .data as {
-      subject_type: string;
-      kind: string;
-    }[];
-    const bookkeeping = since.filter(
-      (e) => e.subject_type === 'run' && ['queued', 'claimed'].includes(e.kind),
+      .data as { subject_type: string; kind: string }[];
+    expect(since.map((e) => `${e.subject_type} ${e.kind}`)).toEqual(
+      expect.arrayContaining([
+        'run queued',
+        'run claimed',
+        'run completed',
+        'pull_request review_status_changed',
+      ]),
     );
-    expect(bookkeeping.length).toBeGreaterThan(0);
+    expect((await ok('GET', '/api/v1/preferences/me')).unread_notifications).toBe(0);
+
+    // A failed run is one (the project paused: the next review fails before it starts).
+    await ok('PATCH', `/api/v1/projects/${headers['project-id']}/settings`, { 'svc.brakes.paused': true });
+    await ok('POST', '/api/v1/reviews', { pr: 1, reviewers: ['security'] });
+    await settleRuns(t);
+    await ok('PATCH', `/api/v1/projects/${headers['project-id']}/settings`, { 'svc.brakes.paused': false });
     const after = await ok('GET', '/api/v1/preferences/me');
-    expect(after.unread_notifications).toBe(since.length - bookkeeping.length);
-    expect(after.unread_notifications).toBeGreaterThan(0);
+    expect(after.notify).toEqual(['new_p0', 'run_failed', 'plan_awaiting_approval', 'quick_action_result']);
+    expect(after.unread_notifications).toBe(1);
+    const listed = await ok(
+      'GET',
+      `/api/v1/timeline-events?only=notifications&since=${read.notifications_read_at}&limit=200`,
+    );
+    expect(
+      listed.data.map((e: { subject_type: string; kind: string }) => `${e.subject_type} ${e.kind}`),
+    ).toEqual(['run failed']);
+
+    // The caller chooses: without failed runs, the failure is no longer unread, nor listed.
+    const chosen = await ok('PATCH', `/api/v1/preferences/${mine.id}`, { notify: ['new_p0', 'new_p0'] });
+    expect(chosen.notify).toEqual(['new_p0']);
+    expect(chosen.unread_notifications).toBe(0);
+    const none = await ok(
+      'GET',
+      `/api/v1/timeline-events?only=notifications&since=${read.notifications_read_at}`,
+    );
+    expect(none.data).toEqual([]);
+    const unknown = await call('PATCH', `/api/v1/preferences/${mine.id}`, { notify: ['everything'] });
+    expect(unknown.statusCode).toBe(400);
+    await ok('PATCH', `/api/v1/preferences/${mine.id}`, { notify: ['run_failed'] });
+    expect((await ok('GET', '/api/v1/preferences/me')).unread_notifications).toBe(1);
 
     const foreignBoard = await call('PATCH', `/api/v1/preferences/${mine.id}`, { dashboard_id: 'dsh_nope' });
     expect(foreignBoard.statusCode).toBe(404);
@@ -294,5 +326,75 @@ describe.each(DATABASE_KINDS)('dashboards and metric records on %s', (kind) => {
     const theirs = await ok('GET', '/api/v1/preferences/me', undefined, lead);
     expect(theirs.id).not.toBe(mine.id);
     expect(theirs.notifications_read_at).toBeNull();
+  });
+
+  it('notifies of the four kinds a person acts on, and of nothing else on the timeline', async () => {
+    const projectId = headers['project-id'] as string;
+    const lead = await createApiKey(
+      t.services.db,
+      { workspaceId: t.workspaceId, kind: 'workspace', name: 'notified' },
+      { actor: null },
+    );
+    const as = { ...bearer(lead.secret), 'project-id': projectId };
+    const marker = await ok('GET', '/api/v1/preferences/me', undefined, as);
+    const read = await ok('PATCH', `/api/v1/preferences/${marker.id}`, { notifications_read_at: 'now' }, as);
+    await new Promise((r) => setTimeout(r, 5));
+    const append = (objectType: string, kind: string, payload: Record<string, unknown>) =>
+      appendObjectEvent(t.services.db.orm, {
+        workspaceId: t.workspaceId,
+        projectId,
+        objectType,
+        objectId: `${objectType}_${kind}_${JSON.stringify(payload).length}`,
+        kind,
+        payload,
+        actor: null,
+      });
+    // Acted on:
+    await append('pull_request', 'review_status_changed', {
+      after: { review_status: 'reviewed' },
+      counts: { p0: 2, opened: 1, opened_p0: 1 },
+    });
+    await append('run', 'failed', { after: { status: 'failed' }, kind: 'review' });
+    await append('plan', 'reviewed', { score: 0.8, requires_approval: true });
+    await append('run', 'completed', { after: { status: 'completed' }, kind: 'quick_action' });
+    // Not acted on: bookkeeping, a review that opened no P0, a plan approved by svc, settings.
+    await append('pull_request', 'review_status_changed', { counts: { p0: 2, opened: 1, opened_p0: 0 } });
+    await append('pull_request', 'review_status_changed', { after: { review_status: 'reviewing' } });
+    await append('run', 'queued', { kind: 'review' });
+    await append('run', 'completed', { after: { status: 'completed' }, kind: 'review' });
+    await append('plan', 'reviewed', { score: 1, requires_approval: false });
+    await append('project_settings', 'updated', { after: { 'svc.review.enabled': true } });
+
+    const listed = await ok(
+      'GET',
+      `/api/v1/timeline-events?only=notifications&since=${read.notifications_read_at}`,
+      undefined,
+      as,
+    );
+    const kinds = (list: { data: { subject_type: string; kind: string }[] }) =>
+      list.data.map((e) => `${e.subject_type} ${e.kind}`).sort();
+    expect(kinds(listed)).toEqual([
+      'plan reviewed',
+      'pull_request review_status_changed',
+      'run completed',
+      'run failed',
+    ]);
+    expect((await ok('GET', '/api/v1/preferences/me', undefined, as)).unread_notifications).toBe(4);
+
+    await ok(
+      'PATCH',
+      `/api/v1/preferences/${marker.id}`,
+      { notify: ['plan_awaiting_approval', 'quick_action_result'] },
+      as,
+    );
+    const fewer = await ok(
+      'GET',
+      `/api/v1/timeline-events?only=notifications&since=${read.notifications_read_at}`,
+      undefined,
+      as,
+    );
+    expect(kinds(fewer)).toEqual(['plan reviewed', 'run completed']);
+    await ok('PATCH', `/api/v1/preferences/${marker.id}`, { notify: [] }, as);
+    expect((await ok('GET', '/api/v1/preferences/me', undefined, as)).unread_notifications).toBe(0);
   });
 });

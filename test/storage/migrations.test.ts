@@ -46,7 +46,10 @@ describe('migrations', () => {
     expect(journal.entries.map((entry) => entry.tag)).toEqual(released.migrations.map((m) => m.tag));
   });
 
-  it('upgrades a database of every earlier release to what a new database gets, keeping its rows', async () => {
+  // One embedded database per release and a fresh one: seconds each on a loaded machine.
+  it('upgrades a database of every earlier release to what a new database gets, keeping its rows', {
+    timeout: 180_000,
+  }, async () => {
     const fresh = await openDatabase({ dataDir: 'memory://' });
     let expected: unknown[];
     try {

@@ -444,11 +444,44 @@ export interface Plan {
   updated_at: string;
 }
 
+/** What a person may be notified of (src/core/notifications.ts), in the words the console uses. */
+export const NOTIFICATION_KINDS = {
+  new_p0: 'A new P0 finding on a pull request',
+  run_failed: 'A run failed',
+  plan_awaiting_approval: 'A plan awaits approval',
+  quick_action_result: "A quick action's result",
+} as const;
+export type NotificationKind = keyof typeof NOTIFICATION_KINDS;
+
 export interface Preference {
   object: 'preference';
   id: string;
   notifications_read_at: string | null;
   notifications_cleared_at: string | null;
   dashboard_id?: string | null;
+  notify?: NotificationKind[];
   unread_notifications?: number;
 }
+
+export interface ApiKey {
+  object: 'api_key';
+  id: string;
+  name: string;
+  kind: 'workspace' | 'project' | 'personal';
+}
+
+let keyNamesCache: Promise<Map<string, string>> | null = null;
+/**
+ * Key ids to key names, for showing who did what. Only a workspace key may list keys; for any
+ * other the map is empty and actors show as their ids.
+ */
+export function keyNames(): Promise<Map<string, string>> {
+  keyNamesCache ??= listAll<ApiKey>('/keys', null, {}, 1000).then(
+    (keys) => new Map(keys.data.map((k) => [k.id, k.name])),
+    () => new Map(),
+  );
+  return keyNamesCache;
+}
+onKeyChange(() => {
+  keyNamesCache = null;
+});

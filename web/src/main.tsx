@@ -153,7 +153,7 @@ function KeyForm() {
   );
 }
 
-/** Unread timeline events since the preference's read marker (hidden while preferences answer 501). */
+/** Unread notifications (what the caller chose to be told of) since their read marker. */
 function NotificationsLink({ project }: { project: string }) {
   const [writes, setWrites] = useState(0);
   useEffect(() => {
@@ -169,7 +169,7 @@ function NotificationsLink({ project }: { project: string }) {
     const since = pref.notifications_read_at ?? pref.notifications_cleared_at ?? undefined;
     const events = await api<List<TimelineEvent>>('GET', '/timeline-events', {
       project,
-      query: { limit: 100, since },
+      query: { limit: 100, since, only: 'notifications' },
     });
     const unread = events.data.filter((e) => !since || e.created_at > since).length;
     return { unread, more: events.next_cursor !== null };

@@ -1,12 +1,28 @@
 /** Timelines: what happened to one object, to the project, and what is new since last read. */
 import { useState } from 'preact/hooks';
-import { api, type List, type Preference, type TimelineEvent, useLoad } from '../api';
+import {
+  api,
+  keyNames,
+  type List,
+  NOTIFICATION_KINDS,
+  type NotificationKind,
+  type Preference,
+  type TimelineEvent,
+  useLoad,
+} from '../api';
 import { Link, navigate } from '../router';
 import { Empty, Load, NotAvailable, PageHeading, projectPath, Time, timelineHref } from '../ui';
 
-/** Where the console shows an object, when it has a page for it. */
-export function subjectHref(project: string, type: string, id: string): string | null {
+/** Where the console shows an object, when it has a page for it (a run: its task's page). */
+export function subjectHref(
+  project: string,
+  type: string,
+  id: string,
+  payload: Record<string, unknown> = {},
+): string | null {
   switch (type) {
+    case 'run':
+      return typeof payload.task_id === 'string' ? projectPath(project, 'tasks', payload.task_id) : null;
     case 'finding':
       return projectPath(project, 'findings', id);
     case 'pull_request':
@@ -52,6 +68,13 @@ function payloadSummary(payload: Record<string, unknown>): string {
   return text.length > 300 ? `${text.slice(0, 300)}…` : text;
 }
 
+/** Who did it: the key's name (its id on hover), or svc itself. */
+function Actor({ id, names }: { id: string | null; names: Map<string, string> | undefined }) {
+  if (!id) return <span class="muted">svc</span>;
+  const name = names?.get(id);
+  return name ? <span title={id}>{name}</span> : <code>{id}</code>;
+}
+
 export function EventsTable({
   project,
   events,
@@ -63,6 +86,7 @@ export function EventsTable({
   caption: string;
   showSubject: boolean;
 }) {
+  const names = useLoad(keyNames, []);
   return (
     <div class="table-wrap">
       <table>
@@ -78,7 +102,7 @@ export function EventsTable({
         </thead>
         <tbody>
           {events.map((e) => {
-            const href = subjectHref(project, e.subject_type, e.subject_id);
+            const href = subjectHref(project, e.subject_type, e.subject_id, e.payload);
             return (
               <tr key={e.id}>
                 <td>
@@ -94,7 +118,9 @@ export function EventsTable({
                   </td>
                 ) : null}
                 <td>{e.kind.replace(/_/g, ' ')}</td>
-                <td>{e.actor ? <code>{e.actor}</code> : <span class="muted">svc</span>}</td>
+                <td>
+                  <Actor id={e.actor} names={names.data} />
+                </td>
                 <td class="small">{payloadSummary(e.payload)}</td>
               </tr>
             );
@@ -156,6 +182,10 @@ const TYPES = [
   '',
   'pull_request',
   'finding',
+  'run',
+  'swarm',
+  'dashboard',
+  'metric_record',
   'reviewer',
   'scorecard',
   'plan',
@@ -283,22 +313,95 @@ export function TimelinePage({ project, query }: { project: string; query: URLSe
   );
 }
 
+/** A notification in words: what happened and what to do about it. */
+function notificationText(e: TimelineEvent): string {
+  const p = e.payload;
+  const counts = p.counts as { opened_p0?: number } | undefined;
+  if (e.subject_type === 'pull_request' && counts?.opened_p0)
+    return `${counts.opened_p0} new P0 finding${counts.opened_p0 === 1 ? '' : 's'} on a pull request: it is blocked until fixed or dismissed.`;
+  if (e.subject_type === 'plan') return 'A plan was reviewed and awaits your approval.';
+  if (e.subject_type === 'run' && p.kind === 'quick_action')
+    return e.kind === 'completed' ? 'A quick action finished.' : `A quick action ended ${e.kind}.`;
+  if (e.subject_type === 'run') {
+    const after = p.after as { error_code?: string | null } | undefined;
+    return `A ${String(p.kind ?? '').replace(/_/g, ' ')} run failed${after?.error_code ? ` (${after.error_code})` : ''}.`;
+  }
+  return e.kind.replace(/_/g, ' ');
+}
+
+function NotificationChoices({
+  project,
+  pref,
+  onSaved,
+}: {
+  project: string;
+  pref: Preference;
+  onSaved: () => void;
+}) {
+  const kinds = Object.keys(NOTIFICATION_KINDS) as NotificationKind[];
+  const [chosen, setChosen] = useState<NotificationKind[]>(pref.notify ?? kinds);
+  const [message, setMessage] = useState<{ ok: boolean; text: string } | null>(null);
+  return (
+    <details class="prefs-wrap">
+      <summary>What you are notified of</summary>
+      <form
+        class="prefs"
+        aria-label="Notification preferences"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          try {
+            await api('PATCH', `/preferences/${encodeURIComponent(pref.id)}`, {
+              project,
+              body: { notify: chosen },
+            });
+            setMessage({ ok: true, text: 'Saved.' });
+            onSaved();
+          } catch (err) {
+            setMessage({ ok: false, text: (err as Error).message });
+          }
+        }}
+      >
+        <fieldset>
+          <legend>Notify me of</legend>
+          {kinds.map((k) => (
+            <label key={k} class="inline">
+              <input
+                type="checkbox"
+                checked={chosen.includes(k)}
+                onChange={(e) =>
+                  setChosen(
+                    (e.target as HTMLInputElement).checked ? [...chosen, k] : chosen.filter((c) => c !== k),
+                  )
+                }
+              />{' '}
+              {NOTIFICATION_KINDS[k]}
+            </label>
+          ))}
+        </fieldset>
+        <p class="muted small">
+          Everything else (runs starting, settings edits, notes) stays on the timeline.
+        </p>
+        <button type="submit">Save notification preferences</button>
+        {message ? (
+          <p class={message.ok ? 'ok' : 'error'} role={message.ok ? 'status' : 'alert'}>
+            {message.text}
+          </p>
+        ) : null}
+      </form>
+    </details>
+  );
+}
+
 export function NotificationsPage({ project }: { project: string }) {
   const loaded = useLoad(async () => {
     const pref = await api<Preference>('GET', '/preferences/me', { project });
     const since = pref.notifications_read_at ?? pref.notifications_cleared_at ?? undefined;
+    // The service picks them (GET /timeline-events?only=notifications), as it counts the unread ones.
     const events = await api<List<TimelineEvent>>('GET', '/timeline-events', {
       project,
-      query: { limit: 200, since },
+      query: { limit: 200, since, only: 'notifications' },
     });
-    // As the service counts unread ones: a run being queued or claimed is not a notification.
-    const notified = (e: TimelineEvent) =>
-      !(e.subject_type === 'run' && (e.kind === 'queued' || e.kind === 'claimed'));
-    return {
-      pref,
-      since,
-      events: events.data.filter((e) => (!since || e.created_at > since) && notified(e)),
-    };
+    return { pref, since, events: events.data.filter((e) => !since || e.created_at > since) };
   }, [project]);
   const [error, setError] = useState<Error | null>(null);
   return (
@@ -319,45 +422,62 @@ export function NotificationsPage({ project }: { project: string }) {
               <p>
                 {since ? (
                   <>
-                    What happened since you last marked notifications read (<Time iso={since} />
+                    What needs you since you last marked notifications read (<Time iso={since} />
                     ).
                   </>
                 ) : (
-                  'Everything that happened in this project (nothing marked read yet).'
-                )}
+                  'What needs you in this project (nothing marked read yet).'
+                )}{' '}
+                <Link href={projectPath(project, 'timeline')}>The timeline</Link> has everything else.
               </p>
-              <button
-                type="button"
-                disabled={events.length === 0}
-                onClick={async () => {
-                  setError(null);
-                  try {
-                    await api('PATCH', `/preferences/${encodeURIComponent(pref.id)}`, {
-                      project,
-                      body: { notifications_read_at: 'now' },
-                    });
-                    loaded.reload();
-                  } catch (e) {
-                    setError(e as Error);
-                  }
-                }}
-              >
-                Mark all as read
-              </button>
+              <NotificationChoices project={project} pref={pref} onSaved={loaded.reload} />
+              <div class="actions">
+                <button
+                  type="button"
+                  disabled={events.length === 0}
+                  onClick={async () => {
+                    setError(null);
+                    try {
+                      await api('PATCH', `/preferences/${encodeURIComponent(pref.id)}`, {
+                        project,
+                        body: { notifications_read_at: 'now' },
+                      });
+                      loaded.reload();
+                    } catch (e) {
+                      setError(e as Error);
+                    }
+                  }}
+                >
+                  Mark all as read
+                </button>
+              </div>
               {error ? (
                 <p class="error" role="alert">
                   {error.message}
                 </p>
               ) : null}
               {events.length === 0 ? (
-                <Empty>Nothing new.</Empty>
+                <Empty>
+                  Nothing needs you. New P0s, failed runs, plans to approve and quick action results show
+                  here.
+                </Empty>
               ) : (
-                <EventsTable
-                  project={project}
-                  events={events}
-                  caption={`Unread events: ${events.length}`}
-                  showSubject
-                />
+                <ul class="notifications">
+                  {events.map((e) => {
+                    const href = subjectHref(project, e.subject_type, e.subject_id, e.payload);
+                    return (
+                      <li key={e.id} class="card">
+                        <p>
+                          <strong>{notificationText(e)}</strong>
+                        </p>
+                        <p class="muted small">
+                          <Time iso={e.occurred_at} /> · {e.subject_type.replace(/_/g, ' ')}{' '}
+                          {href ? <Link href={href}>{e.subject_id}</Link> : <code>{e.subject_id}</code>}
+                        </p>
+                      </li>
+                    );
+                  })}
+                </ul>
               )}
             </>
           )}

@@ -18,6 +18,7 @@ import {
   timestamp,
   uniqueIndex,
 } from 'drizzle-orm/pg-core';
+import type { AutofixRounds } from '../core/autofix-rounds';
 import type { LearningScope } from '../core/learning-scope';
 import type { ApprovalStatus, PlanStatus, RepoWriteStatus } from '../core/plans';
 
@@ -519,6 +520,8 @@ export const checkRuns = pgTable(
     /** The check's output as last posted: its summary, and its text (a verdict's fix prompt). */
     summary: text('summary'),
     outputText: text('output_text'),
+    /** The autofix rounds counted when a verdict was posted (core/autofix-rounds.ts); null before. */
+    autofix: jsonb('autofix').$type<AutofixRounds>(),
     reviewTaskId: text('review_task_id'),
     reviewRunId: text('review_run_id'),
     /** When the check completes `neutral` with "still reviewing" if the review has not landed. */

@@ -14,6 +14,7 @@ import { resolveProject } from './auth';
 import { type ConsoleOptions, mountConsole } from './console';
 import { mountDiscovery } from './discovery';
 import { answerClientError, newRequestId, sendError } from './errors';
+import { acceptsEventStream, EventStreams } from './event-stream';
 import { withIdempotency } from './idempotency';
 import { type KeyGuard, KeyTaken, withIdempotentAcknowledgement } from './idempotent-ack';
 import { parseJsonWithNestingLimit } from './json-body';
@@ -97,7 +98,8 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   // Discovery registers the OpenAPI generator, which must see the routes as they are added.
   await mountDiscovery(app, services, operations);
 
-  for (const op of operations) mountOperation(app, services, op);
+  const streams = new EventStreams(app, timeouts.idleMs);
+  for (const op of operations) mountOperation(app, services, op, streams);
   const rejections = new RejectionTally(services.db, services.logger);
   app.addHook('onClose', () => rejections.close());
   await mountWebhooks(app, services, rejections);
@@ -107,7 +109,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   return app;
 }
 
-function mountOperation(app: FastifyInstance, services: Services, op: Operation) {
+function mountOperation(app: FastifyInstance, services: Services, op: Operation, streams: EventStreams) {
   const status = op.status ?? 200;
   app.withTypeProvider<ZodTypeProvider>().route({
     method: op.method,
@@ -168,8 +170,12 @@ function mountOperation(app: FastifyInstance, services: Services, op: Operation)
             throw new KeyTaken();
         },
       };
+      const input = { params, query: request.query ?? {}, body: request.body };
+      // A client that asks for a stream gets one where the operation has one (event-stream.ts).
+      if (op.eventStream && acceptsEventStream(header(request.headers.accept)))
+        return streams.send(reply, await op.eventStream.open(input, ctx));
       const execute = async () => {
-        const body = await op.handler({ params, query: request.query ?? {}, body: request.body }, ctx);
+        const body = await op.handler(input, ctx);
         return { status: responseStatus, body };
       };
       const idempotencyKey = header(request.headers['idempotency-key']);

@@ -1,7 +1,8 @@
 /**
  * What the OpenAPI document says of each operation besides its zod schemas: the `Authorization`
  * it needs (the `bearer` scheme), the request headers svc reads (`Project-ID`,
- * `Idempotency-Key`, `If-Match`), every error status it can answer with the envelope narrowed to
+ * `Idempotency-Key`, `If-Match`, `Last-Event-ID`), the `text/event-stream` answer of an
+ * operation with a stream, every error status it can answer with the envelope narrowed to
  * that status's codes, the response headers (`X-Request-Id`, `X-Content-Type-Options`, `ETag`,
  * `Idempotent-Replayed`, `Retry-After`, `Cache-Control` on an answer carrying a secret), the other success status a create may answer, and
  * `x-svc-status: not_implemented` (with its 501) for an operation not built yet. Also the routes
@@ -10,7 +11,9 @@
  * describe (test/helpers/response-contract.ts holds every answer the tests see to them).
  */
 import { API_ERROR_STATUS, type ApiErrorCode } from '../core/errors';
+import { jsonSchemaOf } from '../operations/contract';
 import { isWrite, type Operation } from '../operations/registry';
+import { EVENT_STREAM_TYPE } from './event-stream';
 
 type Json = Record<string, unknown>;
 
@@ -132,6 +135,14 @@ const PARAMETERS: Record<string, Json> = {
       'Makes the request safe to retry (1-255 visible characters, kept 24 h): the same key with the same arguments replays the first answer (`Idempotent-Replayed: true`); with other arguments it is 409 `idempotency_conflict`.',
     schema: { type: 'string', minLength: 1, maxLength: 255 },
   },
+  LastEventId: {
+    in: 'header',
+    name: 'Last-Event-ID',
+    required: false,
+    description:
+      'Resumes an event stream after this event id (the `id` of the last event received): exactly the events after it follow.',
+    schema: { type: 'string', minLength: 1, maxLength: 100 },
+  },
   IfMatch: {
     in: 'header',
     name: 'If-Match',
@@ -216,6 +227,7 @@ function requestParameters(op: Operation): Json[] {
   if (op.scope === 'project') parameters.push(ref('parameters', 'ProjectId'));
   if (isWrite(op) && op.scope !== 'public') parameters.push(ref('parameters', 'IdempotencyKey'));
   if (op.ifMatch) parameters.push(ref('parameters', 'IfMatch'));
+  if (op.eventStream) parameters.push(ref('parameters', 'LastEventId'));
   return parameters;
 }
 
@@ -236,6 +248,7 @@ function documentOperation(entry: OpenApiOperation, op: Operation, operations: r
     headers: successHeaders(op, operations),
   };
   if (status === 204) delete documented.content;
+  if (op.eventStream) documented.content = { ...(documented.content as Json), ...eventStreamContent(op) };
   const responses: Record<string, Json> = { [status]: documented };
   if (op.alternateStatus)
     responses[op.alternateStatus] = {
@@ -247,6 +260,23 @@ function documentOperation(entry: OpenApiOperation, op: Operation, operations: r
 
   entry.security = op.scope === 'public' ? [] : [{ bearer: [] }];
   if (op.notImplemented) entry['x-svc-status'] = 'not_implemented';
+}
+
+/**
+ * The `text/event-stream` answer of an operation with a stream: OpenAPI 3.1 can only call the
+ * body a string, so the schema of each event's `data` is given beside it (`x-svc-event-data`).
+ */
+function eventStreamContent(op: Operation): Json {
+  return {
+    [EVENT_STREAM_TYPE]: {
+      schema: {
+        type: 'string',
+        description:
+          'Server-Sent Events, sent when the request accepts `text/event-stream`: each event has an `id`, an `event` name and one line of JSON `data` (`x-svc-event-data`); comment lines keep the connection open.',
+      },
+      'x-svc-event-data': jsonSchemaOf(op.eventStream?.event, 'output'),
+    },
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The contract hash: SHA-256 hex of the canonical JSON of the declaration (every operation's
  * tool, method, path, scope, status, notImplemented and the JSON Schemas of its params, query,
- * body and response). Any change to a route or a schema changes the hash; the OpenAPI document
+ * body and response, and of its stream's events where it has one). Any change to a route or a schema changes the hash; the OpenAPI document
  * (`info.x-contract-hash`) and the tool catalog carry it so clients can detect drift.
  */
 import { createHash } from 'node:crypto';
@@ -30,6 +30,8 @@ export function declarationOf(operations: readonly Operation[]) {
       query: jsonSchemaOf(op.query, 'input'),
       body: jsonSchemaOf(op.body, 'input'),
       response: jsonSchemaOf(op.response, 'output'),
+      // Only where there is one, so operations without a stream keep their canonical form.
+      ...(op.eventStream ? { eventStream: jsonSchemaOf(op.eventStream.event, 'output') } : {}),
     }));
 }
 

@@ -11,7 +11,8 @@
  * shows no write for either), and `review_results_diff` (findings name their lines, but the spec
  * has no way to read the code they point at), and `pull_requests_check` (the `Service / Review`
  * check with its fix prompt, which the autofix contract starts from, was readable only on the code
- * host). The contract test proves
+ * host), and `tasks_events` (the spec says runs stream, but names no stream: a task's run events
+ * as Server-Sent Events or a JSON page). The contract test proves
  * that the declared tools are exactly the spec's tools plus these. The spec's `POST /projects`
  * has no tool name; it is `projects_create` here, and so it is listed as an extension.
  */
@@ -40,4 +41,5 @@ export const EXTENSION_TOOLS: readonly string[] = [
   'preferences_update',
   'review_results_diff',
   'pull_requests_check',
+  'tasks_events',
 ];

@@ -17,6 +17,7 @@ import { operations as reviews } from './reviews';
 import { operations as scorecards } from './scorecards';
 import { operations as settings } from './settings';
 import { operations as swarms } from './swarms';
+import { tasksEvents } from './task-events';
 import { operations as tasks } from './tasks';
 import { operations as timeline } from './timeline';
 
@@ -26,6 +27,7 @@ export const OPERATIONS: Operation[] = [
   ...keys,
   ...installations,
   ...tasks,
+  tasksEvents,
   ...reviews,
   ...reviewers,
   ...ledgerCollections,

@@ -88,14 +88,35 @@ export interface OperationSpec<
    * (src/http/security-headers.ts), and the OpenAPI document says so.
    */
   answersSecret?: boolean;
-  handler: (
-    input: {
-      params: P extends AnyObject ? z.infer<P> : Record<string, never>;
-      query: Q extends AnyObject ? z.infer<Q> : Record<string, never>;
-      body: B extends z.ZodType ? z.infer<B> : undefined;
-    },
-    ctx: OperationContext,
-  ) => Promise<z.infer<R>>;
+  /**
+   * Set when the operation also answers as Server-Sent Events, to a request that accepts
+   * `text/event-stream` (src/http/event-stream.ts); `handler` answers every other request.
+   */
+  eventStream?: EventStreamSpec<OperationInput<P, Q, B>>;
+  handler: (input: OperationInput<P, Q, B>, ctx: OperationContext) => Promise<z.infer<R>>;
+}
+
+export type OperationInput<P, Q, B> = {
+  params: P extends AnyObject ? z.infer<P> : Record<string, never>;
+  query: Q extends AnyObject ? z.infer<Q> : Record<string, never>;
+  body: B extends z.ZodType ? z.infer<B> : undefined;
+};
+
+/** One Server-Sent Event: its `id` and `event` name, and the JSON sent as its `data`. */
+export interface StreamedEvent {
+  id: string;
+  event: string;
+  [field: string]: unknown;
+}
+
+export interface EventStreamSpec<I> {
+  /** The schema of an event's data, for the OpenAPI document. */
+  event: z.ZodType;
+  /**
+   * Checks the request as `handler` would (a missing record throws its ApiError before anything
+   * is sent), then gives the events to send; they end when `signal` aborts (the client left).
+   */
+  open(input: I, ctx: OperationContext): Promise<(signal: AbortSignal) => AsyncIterable<StreamedEvent>>;
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: the registry holds operations of every shape

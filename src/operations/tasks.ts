@@ -1,6 +1,7 @@
 /** Tasks: read a task with its latest run, its status block, its runs and transcript; cancel. */
 import { z } from 'zod';
 import { ApiError, notFound } from '../core/errors';
+import type { MessageRow } from '../engine/engine';
 import { cancelSwarm } from '../review/swarm';
 import { defineOperation, type Operation, type OperationContext } from './registry';
 import { listOf, listQuery } from './schemas/common';
@@ -119,6 +120,19 @@ function decodeSeq(cursor: string | undefined): number | null {
   return Number(match[1]);
 }
 
+/** A transcript row as the API shows it (the transcript read and the events stream). */
+export const messageRecord = (m: MessageRow) => ({
+  object: 'message' as const,
+  id: m.id,
+  run_id: m.runId,
+  task_id: m.taskId,
+  role: m.role,
+  content: m.content,
+  data: m.data ?? null,
+  created_at: m.createdAt.toISOString(),
+  updated_at: m.createdAt.toISOString(),
+});
+
 const messages = defineOperation({
   tool: 'tasks_messages',
   method: 'GET',
@@ -147,17 +161,7 @@ const messages = defineOperation({
       object: 'list' as const,
       task_id: task.id,
       run_id: query.run_id ?? null,
-      data: page.data.map((m) => ({
-        object: 'message' as const,
-        id: m.id,
-        run_id: m.runId,
-        task_id: m.taskId,
-        role: m.role,
-        content: m.content,
-        data: m.data ?? null,
-        created_at: m.createdAt.toISOString(),
-        updated_at: m.createdAt.toISOString(),
-      })),
+      data: page.data.map(messageRecord),
       next_cursor: page.hasMore && last ? encodeSeq(last.seq) : null,
     };
   },

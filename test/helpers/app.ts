@@ -22,6 +22,8 @@ export interface TestApp {
   workspaceId: string;
   /** A workspace key (the bootstrap key). */
   workspaceKey: string;
+  /** The PostgreSQL connection string (undefined on PGlite), for a second connection or process. */
+  databaseUrl: string | undefined;
   close(): Promise<void>;
 }
 
@@ -53,6 +55,7 @@ export async function createTestApp(
     services: started.services,
     workspaceId: started.workspaceId,
     workspaceKey: started.bootstrap.secret,
+    databaseUrl: testDb.url,
     async close() {
       await app.close();
       await testDb.close();

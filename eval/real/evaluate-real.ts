@@ -20,7 +20,7 @@ import type { Severity } from '../../src/core/review';
 import type { MergedFinding } from '../../src/review/merge';
 import { ruleLanguageOf } from '../../src/reviewers/builtin/languages';
 import { type CatalogSkill, loadCatalog } from '../../src/skills/catalog';
-import { installedPackage } from '../shared/packages';
+import { corpusPackage } from '../shared/corpus-cache';
 import { buildRangeRepository } from './git-range';
 import { keyString, type Label, type LabelKey, type LabelSet, loadLabels } from './labels';
 import { REAL_REPOSITORIES, type RealRepository } from './repos';
@@ -109,8 +109,7 @@ async function reviewRepository(
   labels: LabelSet,
   used: Set<string>,
 ): Promise<{ figures: RepositoryFigures; findings: RealFinding[]; gaps: string[] }> {
-  const base = installedPackage(repo.base);
-  const head = installedPackage(repo.head);
+  const [base, head] = await Promise.all([corpusPackage(repo.base), corpusPackage(repo.head)]);
   const range = await buildRangeRepository(reposDir, `eval/${repo.name}`, base.dir, head.dir, {
     base: `${base.name}@${base.version}`,
     head: `${head.name}@${head.version}`,

@@ -1,11 +1,12 @@
 /**
- * Repository knowledge derivation: this repository itself, real published packages (pinned
- * devDependencies under node_modules), and one snippet per source of a fact.
+ * Repository knowledge derivation: this repository itself, real published packages (the eval's
+ * pinned corpora, fetched once into its cache), and one snippet per source of a fact.
  */
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { corpusPackage } from '../../eval/shared/corpus-cache';
 import type { RepoKnowledge } from '../../src/core/repo-knowledge';
 import { deriveKnowledge, knowledgeFilesWanted } from '../../src/knowledge/derive';
 
@@ -35,8 +36,8 @@ function walk(dir: string, at = dir): string[] {
   });
 }
 
-function published(name: string) {
-  const dir = join(ROOT, 'node_modules', name);
+async function published(spec: string) {
+  const { dir } = await corpusPackage(spec);
   return fromDisk(dir, walk(dir));
 }
 
@@ -132,8 +133,8 @@ describe('this repository', () => {
 });
 
 describe('published packages', () => {
-  it('express 4.21.2: engines, eslint and mocha from package.json, no lockfile', () => {
-    const { content, gaps } = published('eval-express-b');
+  it('express 4.21.2: engines, eslint and mocha from package.json, no lockfile', async () => {
+    const { content, gaps } = await published('express@4.21.2');
     expect(content.runtimes).toEqual([
       { name: 'node', version: '>= 0.10.0', source: 'package.json#engines.node', declared: false },
     ]);
@@ -151,8 +152,8 @@ describe('published packages', () => {
     expect(gaps).toEqual([]);
   });
 
-  it('knex 3.1.0: eslint, prettier, tsc, mocha and tape', () => {
-    const { content, gaps } = published('eval-knex-b');
+  it('knex 3.1.0: eslint, prettier, tsc, mocha and tape', async () => {
+    const { content, gaps } = await published('knex@3.1.0');
     expect(content.runtimes).toEqual([
       { name: 'node', version: '>=16', source: 'package.json#engines.node', declared: false },
     ]);
@@ -165,8 +166,8 @@ describe('published packages', () => {
     expect(gaps).toEqual([]);
   });
 
-  it('node-gyp 10.2.0: node from engines, python from the bundled gyp pyproject.toml, ruff and pytest', () => {
-    const { content, wanted, gaps } = published('eval-node-gyp-b');
+  it('node-gyp 10.2.0: node from engines, python from the bundled gyp pyproject.toml, ruff and pytest', async () => {
+    const { content, wanted, gaps } = await published('node-gyp@10.2.0');
     expect(wanted).toEqual(['package.json', 'gyp/pyproject.toml']);
     expect(content.runtimes).toEqual([
       { name: 'node', version: '^16.14.0 || >=18.0.0', source: 'package.json#engines.node', declared: false },
@@ -200,8 +201,8 @@ describe('published packages', () => {
     expect(gaps).toEqual([]);
   });
 
-  it('execa 9.5.2: xo and ava configured in package.json, tsc run by a script', () => {
-    const { content } = published('eval-execa-b');
+  it('execa 9.5.2: xo and ava configured in package.json, tsc run by a script', async () => {
+    const { content } = await published('execa@9.5.2');
     expect(content.runtimes).toEqual([
       { name: 'node', version: '^18.19.0 || >=20.5.0', source: 'package.json#engines.node', declared: false },
     ]);
@@ -214,8 +215,8 @@ describe('published packages', () => {
     expect(tool(content, 'type_checkers', 'tsc')?.source).toBe('package.json#scripts.type');
   });
 
-  it('cordova-plugin-inappbrowser 6.0.0: no node engine and Java without a build file are gaps', () => {
-    const { content, gaps } = published('eval-inappbrowser-b');
+  it('cordova-plugin-inappbrowser 6.0.0: no node engine and Java without a build file are gaps', async () => {
+    const { content, gaps } = await published('cordova-plugin-inappbrowser@6.0.0');
     expect(content.runtimes).toEqual([]);
     expect(gaps.map((g) => g.code)).toEqual(['runtime_version_unknown', 'runtime_version_unknown']);
     expect(gaps[0]?.message).toContain('node');

@@ -50,8 +50,10 @@ export class EventStreams {
     this.open.add(controller);
     const body = new PassThrough();
     const stop = () => controller.abort();
-    // The response's close: the whole answer was sent, or the connection went away first.
+    // The response's close: the whole answer was sent, or the connection went away first. An
+    // in-process request (MCP's inject) has no connection: its request errors when it is aborted.
     reply.raw.once('close', stop);
+    reply.request.raw.on('error', stop);
     const heartbeat = setInterval(() => body.write(': keep-alive\n\n'), this.heartbeatMs);
     const pump = async () => {
       try {

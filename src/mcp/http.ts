@@ -9,11 +9,13 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../core/errors';
+import { EVENT_STREAM_TYPE } from '../http/event-stream';
 import { principalOf, requireKey } from '../http/key-check';
 import { closeIfBodyUnread } from '../http/linger';
 import { NOSNIFF } from '../http/security-headers';
 import type { Operation } from '../operations/registry';
 import type { Services } from '../operations/services';
+import { callsInRequest, readEventStream } from './run-progress';
 import type { ToolCaller } from './server';
 import { selectionList, selectTools, UnknownToolSelection } from './tool-subsets';
 
@@ -22,14 +24,32 @@ export const MCP_PATH = '/api/v1/mcp';
 /** Executes a tool's HTTP request inside `app`, as the holder of `authorization`. */
 export function injectCaller(app: FastifyInstance, authorization: string): ToolCaller {
   return async (request) => {
+    const { onEvent } = request;
     const response = await app.inject({
       method: request.method,
       url: request.url,
-      headers: { ...request.headers, authorization },
+      headers: { ...request.headers, authorization, ...(onEvent ? { accept: EVENT_STREAM_TYPE } : {}) },
       ...(request.body === undefined ? {} : { payload: JSON.stringify(request.body) }),
+      // A call that waits on a run reads the stream as it comes (./run-progress.ts).
+      ...(onEvent ? { payloadAsStream: true } : {}),
+      ...(request.signal ? { signal: request.signal } : {}),
     });
-    return { status: response.statusCode, body: parseBody(response.body) };
+    if (!onEvent) return { status: response.statusCode, body: parseBody(response.body) };
+    const body = response.stream();
+    if (response.statusCode !== 200)
+      return { status: response.statusCode, body: parseBody(await text(body)) };
+    await readEventStream(body, onEvent).catch((error) => {
+      // The call was canceled: the stream was cut on purpose.
+      if (!request.signal?.aborted) throw error;
+    });
+    return { status: 200, body: undefined };
   };
+}
+
+async function text(stream: AsyncIterable<Buffer | string>): Promise<string> {
+  let out = '';
+  for await (const chunk of stream) out += chunk.toString();
+  return out;
 }
 
 export function parseBody(text: string): unknown {
@@ -85,10 +105,15 @@ export async function mountMcp(app: FastifyInstance, services: Services, operati
       const server = createMcpServer(tools, injectCaller(app, authorization as string), {
         projectPinned: principalOf(request).pinnedProjectId !== null,
       });
+      const calls = callsInRequest(request.body);
       const transport = new StreamableHTTPServerTransport({
         sessionIdGenerator: undefined,
-        enableJsonResponse: true,
+        // Progress notifications travel only on an SSE answer; every other answer is one JSON body.
+        enableJsonResponse: !calls.wantsProgress,
       });
+      // A call waiting on a run lasts as long as the run: the MCP client's timeout bounds it, not
+      // svc's idle timeout, which would cut a run quiet for a while.
+      if (calls.waits) request.raw.socket?.setTimeout(0);
       // The transport writes the answer itself, past Fastify's onSend hooks: it still carries the
       // headers every answer does (X-Request-Id, nosniff).
       for (const [name, value] of Object.entries(reply.getHeaders()))

@@ -14,6 +14,13 @@ import { toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
 import { renamedArguments, requestFields } from '../operations/tool-arguments';
 import { errorInToolTerms, isRecord } from './error-terms';
+import {
+  describeEvent,
+  type EventListener,
+  type ProgressSink,
+  progressSinkFor,
+  waitsOnRun,
+} from './run-progress';
 
 export interface ToolHttpRequest {
   method: HttpMethod;
@@ -23,6 +30,14 @@ export interface ToolHttpRequest {
   headers: Record<string, string>;
   /** JSON body, when the request has one. */
   body?: unknown;
+  /**
+   * Set for a call that waits on a run: the request asks for the operation's event stream
+   * (`text/event-stream`) and hands each event here as it arrives; the response then carries a
+   * body only when it is an error.
+   */
+  onEvent?: EventListener;
+  /** Aborts the request (the MCP call was canceled, or its connection closed). */
+  signal?: AbortSignal;
 }
 
 export interface ToolHttpResponse {
@@ -147,16 +162,38 @@ export function toolResult(response: ToolHttpResponse): CallToolResult {
   };
 }
 
-export async function callTool(op: Operation, args: unknown, caller: ToolCaller): Promise<CallToolResult> {
-  const built = toolRequest(op, isRecord(args) ? args : {});
+export async function callTool(
+  op: Operation,
+  args: unknown,
+  caller: ToolCaller,
+  call: { progress?: ProgressSink | undefined; signal?: AbortSignal | undefined } = {},
+): Promise<CallToolResult> {
+  const input = isRecord(args) ? args : {};
+  if (waitsOnRun(op, input)) {
+    // Follow the run to its end (each event a progress notification), then answer the page.
+    const { wait: _wait, ...read } = input;
+    const built = toolRequest(op, read);
+    if ('error' in built) return toolResult(built.error);
+    let events = 0;
+    const onEvent = (event: Record<string, unknown>) => call.progress?.(++events, describeEvent(event));
+    const followed = await caller({
+      ...built.request,
+      onEvent,
+      ...(call.signal ? { signal: call.signal } : {}),
+    });
+    if (followed.status !== 200) return callFailed(op, followed);
+    return callTool(op, read, caller);
+  }
+  const built = toolRequest(op, input);
   if ('error' in built) return toolResult(built.error);
   const response = await caller(built.request);
-  // Errors name the tool's arguments, not the HTTP request's headers and parts.
   const ok = response.status >= 200 && response.status < 300;
-  return toolResult(
-    ok ? response : { ...response, body: errorInToolTerms(response.body, renamedArguments(op)) },
-  );
+  return ok ? toolResult(response) : callFailed(op, response);
 }
+
+/** An error answer as a tool result: it names the tool's arguments, not the HTTP request's headers and parts. */
+const callFailed = (op: Operation, response: ToolHttpResponse) =>
+  toolResult({ ...response, body: errorInToolTerms(response.body, renamedArguments(op)) });
 
 export const MCP_SERVER_INFO = { name: 'svc', version: '0.1.0' } as const;
 
@@ -194,7 +231,7 @@ export function createMcpServer(
       (args: unknown) => callTool(op, args, caller),
     );
   }
-  server.server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const op = byName.get(request.params.name);
     if (!op) {
       return {
@@ -204,7 +241,8 @@ export function createMcpServer(
         isError: true,
       };
     }
-    return callTool(op, request.params.arguments ?? {}, caller);
+    const progress = progressSinkFor(request.params._meta?.progressToken, extra.sendNotification);
+    return callTool(op, request.params.arguments ?? {}, caller, { progress, signal: extra.signal });
   });
   return server;
 }

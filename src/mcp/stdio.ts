@@ -6,10 +6,12 @@
  */
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { keyKindOf } from '../core/keys';
+import { EVENT_STREAM_TYPE } from '../http/event-stream';
 import { OPERATIONS } from '../operations';
 import { contractHash } from '../operations/contract';
 import type { Operation } from '../operations/registry';
 import { parseBody } from './http';
+import { readEventStream } from './run-progress';
 import { createMcpServer, type ToolCaller } from './server';
 import { selectTools, type ToolSelection } from './tool-subsets';
 
@@ -19,14 +21,26 @@ export const DEFAULT_SVC_URL = 'http://127.0.0.1:8080';
 export function fetchCaller(baseUrl: string, apiKey: string): ToolCaller {
   const base = baseUrl.replace(/\/+$/, '');
   return async (request) => {
+    const { onEvent } = request;
     try {
       const response = await fetch(base + request.url, {
         method: request.method,
-        headers: { ...request.headers, authorization: `Bearer ${apiKey}`, accept: 'application/json' },
+        headers: {
+          ...request.headers,
+          authorization: `Bearer ${apiKey}`,
+          // A call that waits on a run reads the task's event stream (./run-progress.ts).
+          accept: onEvent ? EVENT_STREAM_TYPE : 'application/json',
+        },
         ...(request.body === undefined ? {} : { body: JSON.stringify(request.body) }),
+        ...(request.signal ? { signal: request.signal } : {}),
       });
-      return { status: response.status, body: parseBody(await response.text()) };
+      if (!onEvent || response.status !== 200 || !response.body)
+        return { status: response.status, body: parseBody(await response.text()) };
+      await readEventStream(response.body, onEvent);
+      return { status: 200, body: undefined };
     } catch (error) {
+      // The call was canceled: nobody waits for its answer.
+      if (request.signal?.aborted) throw error;
       return {
         status: 503,
         body: {

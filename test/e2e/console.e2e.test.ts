@@ -15,7 +15,14 @@ import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { findChromium } from '../../scripts/chromium.mjs';
-import { launchChromium, PULL_REQUESTS, type SeededService, startSeededService } from './helpers';
+import {
+  launchChromium,
+  PLAN_DOCUMENTS,
+  PULL_REQUESTS,
+  type SeededService,
+  startSeededService,
+} from './helpers';
+import { DESKTOP, overflow, PHONE, seriousViolations, settled } from './page-checks';
 
 /** The planted line of each finding, as the repository holds it. */
 const PLANTED_CODE: Record<string, string> = {
@@ -274,5 +281,196 @@ describe.skipIf(skipReason !== null)('the web console in Chromium', { timeout: E
         }
       }
     }
+  });
+
+  it('lists the ledger P0 first, then by file and line, and shows finding text as Markdown', async () => {
+    await page
+      .getByRole('navigation', { name: 'Project sections' })
+      .getByRole('link', { name: 'Findings' })
+      .click();
+    await settled(page, 'Findings ledger');
+    const table = page.getByRole('table', { name: /^Findings, severity \(p0 first\)/ });
+    await table.waitFor();
+    const rows = await table.locator('tbody > tr').evaluateAll((trs) =>
+      trs.map((tr) => ({
+        severity: tr.querySelector('.sev')?.textContent?.replace(/[^P0-9]/g, '') ?? '',
+        where: tr.querySelector('td:nth-child(3) code')?.textContent ?? '',
+      })),
+    );
+    const planted = PULL_REQUESTS.flatMap((p) => p.planted);
+    expect(rows.length).toBeGreaterThanOrEqual(planted.length);
+    const order = rows.map((r) => {
+      const [path = '', line = '0'] = r.where.split(':');
+      return { severity: r.severity, path, line: Number.parseInt(line, 10) };
+    });
+    const sorted = [...order].sort(
+      (a, b) => a.severity.localeCompare(b.severity) || a.path.localeCompare(b.path) || a.line - b.line,
+    );
+    expect(order).toEqual(sorted);
+    expect(order[0]?.severity).toBe('P0');
+
+    // A secret's finding explains the fix in Markdown: bold, not asterisks.
+    const secret = svc.pullRequests
+      .find((p) => p.number === 2)
+      ?.findings.find((f) => f.rule === 'secrets/aws');
+    if (!secret) throw new Error('no secrets/aws finding on #2');
+    await table.getByRole('link', { name: secret.title }).first().click();
+    await settled(page, secret.title);
+    const said = page.getByRole('region', { name: 'What it says' });
+    await said.locator('strong', { hasText: 'Fix:' }).waitFor();
+    expect(await said.textContent()).not.toContain('**');
+  });
+
+  it('the Plans page rejects a plan with a reason and approves another', async () => {
+    const plans = (await svc.api('GET', '/api/v1/plans')).body.data as {
+      id: string;
+      repo_artifact_path: string;
+    }[];
+    const byPath = (path: string) => {
+      const plan = plans.find((p) => p.repo_artifact_path === path);
+      if (!plan) throw new Error(`no plan for ${path}`);
+      return plan;
+    };
+    expect(plans.map((p) => p.repo_artifact_path).sort()).toEqual(Object.keys(PLAN_DOCUMENTS).sort());
+    await page
+      .getByRole('navigation', { name: 'Project sections' })
+      .getByRole('link', { name: 'Plans' })
+      .click();
+    await settled(page, 'Plans');
+    await page.getByRole('heading', { name: 'Awaiting your decision (2)', level: 2 }).waitFor();
+
+    const rejected = byPath('docs/plans/export.md');
+    await page.getByRole('button', { name: 'Reject docs/plans/export.md' }).click();
+    const dialog = page.getByRole('dialog', { name: 'Reject plan' });
+    await dialog.getByRole('button', { name: 'Reject plan' }).click();
+    await dialog.getByRole('alert').filter({ hasText: 'A rejection needs a reason' }).waitFor();
+    const reason = 'export belongs in the accounting service';
+    await dialog.getByLabel('Reason').fill(reason);
+    const answered = page.waitForResponse((r) => r.url().endsWith(`/api/v1/plans/${rejected.id}/reject`));
+    await dialog.getByRole('button', { name: 'Reject plan' }).click();
+    expect((await answered).status()).toBe(200);
+    await page.getByRole('heading', { name: 'Awaiting your decision (1)', level: 2 }).waitFor();
+    expect((await svc.api('GET', `/api/v1/plans/${rejected.id}`)).body).toMatchObject({
+      status: 'reviewed',
+      approval_status: 'rejected',
+    });
+    const events = (await svc.api('GET', `/api/v1/plans/${rejected.id}/events`)).body.data as {
+      kind: string;
+      payload: { reason?: string };
+    }[];
+    expect(events.find((e) => e.kind === 'rejected')?.payload.reason).toBe(reason);
+
+    const approved = byPath('docs/plans/search.md');
+    await page.getByRole('button', { name: 'Approve docs/plans/search.md' }).click();
+    const approve = page.getByRole('dialog', { name: 'Approve plan' });
+    const approvedAnswer = page.waitForResponse((r) =>
+      r.url().endsWith(`/api/v1/plans/${approved.id}/approve`),
+    );
+    await approve.getByRole('button', { name: 'Approve plan' }).click();
+    expect((await approvedAnswer).status()).toBe(200);
+    await page.getByRole('heading', { name: 'Awaiting your decision (0)', level: 2 }).waitFor();
+    expect((await svc.api('GET', `/api/v1/plans/${approved.id}`)).body.approval_status).toBe('approved');
+  });
+
+  it('notifies only of what a person acts on, and names the key that acted', async () => {
+    await page.getByRole('link', { name: /^Notifications/ }).click();
+    await settled(page, 'Notifications');
+    const cards = page.locator('ul.notifications > li');
+    await poll(() => cards.count()).toBeGreaterThan(0);
+    const texts = await cards.locator('strong').allTextContents();
+    // #1 and #2 each opened P0s; the two plans were reviewed and awaited approval.
+    expect(texts.filter((t) => /new P0 findings? on a pull request/.test(t)).length).toBe(2);
+    expect(texts.filter((t) => t.startsWith('A plan was reviewed')).length).toBe(2);
+    for (const text of texts)
+      expect(text).toMatch(
+        /^(\d+ new P0 findings? on a pull request|A plan was reviewed|A .* run failed|A quick action)/,
+      );
+    const mine = await svc.api('GET', '/api/v1/preferences/me');
+    expect(mine.body.unread_notifications).toBe(texts.length);
+    await poll(() => page.getByRole('link', { name: `Notifications ${texts.length} unread` }).count()).toBe(
+      1,
+    );
+
+    // The P0 dismissed earlier: its timeline says which key did it, by name.
+    const keys = (await svc.api('GET', '/api/v1/keys', undefined, { project: false })).body.data as {
+      id: string;
+      name: string;
+    }[];
+    const p0 = planted('security/code-injection');
+    await page.goto(`${svc.url}/projects/${svc.projectId}/findings/${p0.id}`);
+    await settled(page, p0.title);
+    const dismissed = page
+      .getByRole('table', { name: 'What happened, newest first' })
+      .getByRole('row', { name: /dismissed/ });
+    const by = dismissed.locator('td').nth(2);
+    const names = keys.map((k) => k.name);
+    await poll(async () => names.includes((await by.textContent()) ?? '')).toBe(true);
+    expect(keys.map((k) => k.id)).not.toContain(await by.textContent());
+  });
+
+  it('says what a setting expects instead of a parser message', async () => {
+    await page.goto(`${svc.url}/projects/${svc.projectId}/settings`);
+    await settled(page, /settings$/);
+    const form = page.getByRole('form', { name: 'Project settings' });
+    await form.getByLabel('svc.brakes.spend_cap_usd').fill('12x');
+    await form
+      .getByRole('group', { name: 'svc.brakes.approval_window' })
+      .getByLabel('Runs may start from')
+      .fill('09:00');
+    await form.getByRole('button', { name: 'Save project settings' }).click();
+    const errors = await form.locator('.field-error').allTextContents();
+    expect(errors.join('\n')).toContain('“12x” is not a number');
+    expect(errors.join('\n')).toContain('Give both the start and the end');
+    expect(errors.join('\n')).not.toMatch(/Unexpected|JSON at position/);
+    expect(await form.getByLabel('svc.brakes.spend_cap_usd').getAttribute('aria-invalid')).toBe('true');
+    const stored = await svc.api('GET', `/api/v1/projects/${svc.projectId}/settings`);
+    expect(stored.body.values['svc.brakes.spend_cap_usd']).toBeNull();
+  });
+
+  it('every page fits a 390 px phone and a desktop, with no serious or critical accessibility violation', async () => {
+    const at = (...rest: string[]) => [svc.url, 'projects', svc.projectId, ...rest].join('/');
+    const p0 = planted('security/code-injection');
+    const pages: [string, string | RegExp][] = [
+      [svc.url, 'Projects'],
+      [at(), 'Pull requests'],
+      [at('pull-requests', pr1().id), '#1 Add the report runner'],
+      [at('reviews', pr1().reviewId), 'Review of pull request #1'],
+      [at('tasks', pr1().reviewId), /.+/],
+      [at('findings'), 'Findings ledger'],
+      [at('findings', p0.id), p0.title],
+      [at('reviewers'), 'Reviewers'],
+      [at('scorecard'), 'Scorecard'],
+      [at('dashboards'), /.+/],
+      [at('plans'), 'Plans'],
+      [at('timeline'), 'Timeline'],
+      [at('notifications'), 'Notifications'],
+      [at('settings'), /settings$/],
+    ];
+    const problems: string[] = [];
+    for (const viewport of [PHONE, DESKTOP]) {
+      await page.setViewportSize(viewport);
+      for (const [url, heading] of pages) {
+        await page.goto(url);
+        await settled(page, heading);
+        // Charts draw after their data: wait for them so their width counts.
+        if (url.endsWith('/dashboards'))
+          await page
+            .getByRole('img')
+            .first()
+            .waitFor()
+            .catch(() => {});
+        const wide = await overflow(page);
+        if (wide.by > 0)
+          problems.push(
+            `${url} at ${viewport.width} px overflows by ${wide.by} px: ${wide.culprits.join(', ')}`,
+          );
+        for (const v of await seriousViolations(page))
+          problems.push(
+            `${url} at ${viewport.width} px: ${v.impact} ${v.id} (${v.help}) at ${v.nodes.join(' | ')}`,
+          );
+      }
+    }
+    await page.setViewportSize(DESKTOP);
+    expect(problems).toEqual([]);
   });
 });

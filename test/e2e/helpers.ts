@@ -13,7 +13,8 @@
  * - pull request #2 "Look users up by name": SQL built from request input (P0,
  *   security/sql-injection, src/users.js:2) and an AWS key committed (P0, secrets/aws,
  *   src/config.js:3);
- * - pull request #3 "Document the runner": a README change with nothing to report.
+ * - pull request #3 "Document the runner": a README change with nothing to report;
+ * - two plan documents on main (PLAN_DOCUMENTS), reviewed by setup and awaiting approval.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -99,6 +100,40 @@ export const PULL_REQUESTS: readonly SeedPullRequest[] = [
     planted: [],
   },
 ];
+
+/**
+ * Plan documents on the default branch: setup turns each into a plan, reviews it, and (as each
+ * requires approval) leaves it awaiting a person's decision on the console's Plans page.
+ */
+export const PLAN_DOCUMENTS: Record<string, string> = {
+  'docs/plans/search.md': [
+    '# Search the shop',
+    '',
+    '## Goal',
+    'Customers find a product by name in under a second.',
+    '',
+    '## Steps',
+    '1. Index product names.',
+    '2. Add a search box.',
+    '',
+    '## Risks',
+    'The index grows with the catalogue.',
+    '',
+    '## Done when',
+    'A search for a product name lists it first.',
+    '',
+  ].join('\n'),
+  'docs/plans/export.md': [
+    '# Export orders',
+    '',
+    '## Goal',
+    'Accountants download the month of orders as CSV.',
+    '',
+    '## Steps',
+    '- Add an export endpoint.',
+    '',
+  ].join('\n'),
+};
 
 /** An API answer's JSON, read loosely: the tests assert on its shape rather than trust a type. */
 // biome-ignore lint/suspicious/noExplicitAny: see above
@@ -204,6 +239,7 @@ export function seedRepository(reposDir: string): string {
     'README.md': '# shop\n',
     'src/app.js': "export const name = 'shop';\n",
     'package.json': '{ "name": "shop", "private": true, "type": "module" }\n',
+    ...PLAN_DOCUMENTS,
   });
   for (const pr of PULL_REQUESTS) {
     gitIn(repo, ['checkout', '-q', '-b', pr.branch, 'main']);
@@ -393,6 +429,15 @@ export async function startSeededService(
         return finished(status) ? true : undefined;
       });
     }
+    // Setup found the plan documents; each is reviewed before anyone decides on it.
+    await waitFor('the plans to be reviewed', async () => {
+      const res = await must('GET', '/api/v1/plans');
+      const plans = (res.data ?? []) as { status: string }[];
+      return plans.length === Object.keys(PLAN_DOCUMENTS).length &&
+        plans.every((p) => p.status === 'reviewed')
+        ? true
+        : undefined;
+    });
     // Every check the reviews delivered has its verdict before anyone looks at it.
     await waitFor('the checks to complete', async () => {
       const checks = await readChecks(repoDir);

@@ -177,11 +177,15 @@ function NotificationsLink({ project }: { project: string }) {
   const n = loaded.data?.unread ?? 0;
   const label = loaded.data ? `${n}${loaded.data.more ? '+' : ''}` : '';
   return (
-    <Link
-      href={projectPath(project, 'notifications')}
-      aria-label={loaded.data ? `Notifications, ${label} unread` : 'Notifications'}
-    >
-      Notifications{loaded.data && n > 0 ? <span class="badge">{label}</span> : null}
+    <Link href={projectPath(project, 'notifications')}>
+      Notifications
+      {loaded.data && n > 0 ? (
+        <>
+          {' '}
+          <span class="badge">{label}</span>
+          <span class="visually-hidden"> unread</span>
+        </>
+      ) : null}
     </Link>
   );
 }

@@ -1,6 +1,6 @@
 /** Pieces every page uses: headings, load states, severity marks, times, the dialog. */
 import type { ComponentChildren } from 'preact';
-import { useEffect, useRef } from 'preact/hooks';
+import { useEffect, useId, useRef } from 'preact/hooks';
 import type { ApiFailure, Loaded, PullRequest, Severity } from './api';
 import { Link, seg } from './router';
 
@@ -190,7 +190,7 @@ export function CountLinks({
           key={s}
           class={`count sev-${s}${counts[s] === 0 ? ' zero' : ''}`}
           href={findingsHref(project, { ...filters, status: 'open', severity: s })}
-          aria-label={`${counts[s]} open ${s} findings ${label}`}
+          aria-label={`${counts[s]} ${s} open ${label}`}
         >
           {counts[s]} {s}
         </Link>
@@ -218,7 +218,8 @@ export function Dialog({
     if (open && !d.open) d.showModal();
     if (!open && d.open) d.close();
   }, [open]);
-  const id = `dlg-${title.replace(/\W+/g, '-').toLowerCase()}`;
+  // Unique per dialog: a table of findings holds one closed dialog per row.
+  const id = `dlg-${useId()}`;
   return (
     <dialog ref={ref} aria-labelledby={id} onClose={onClose} onCancel={onClose}>
       <h2 id={id}>{title}</h2>
@@ -235,3 +236,16 @@ export const fmtUsd = (n: number | null | undefined) => (n == null ? '—' : `$$
 export const fmtMs = (n: number | null | undefined) =>
   n == null ? '—' : n < 1000 ? `${Math.round(n)} ms` : `${(n / 1000).toFixed(1)} s`;
 export const shortSha = (sha: string | null | undefined) => (sha ? sha.slice(0, 8) : '—');
+
+/**
+ * A table's scroll box. Focusable: on a phone a wide table scrolls sideways, and a keyboard must
+ * be able to reach and scroll it too.
+ */
+export function TableWrap({ children }: { children: ComponentChildren }) {
+  return (
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must be reachable by keyboard
+    <div class="table-wrap" tabIndex={0}>
+      {children}
+    </div>
+  );
+}

@@ -21,7 +21,16 @@ import {
 } from '../api';
 import { Link, navigate } from '../router';
 import { severityColor } from '../severity';
-import { Empty, ErrorBox, findingsHref, Load, NotAvailable, PageHeading, projectPath } from '../ui';
+import {
+  Empty,
+  ErrorBox,
+  findingsHref,
+  Load,
+  NotAvailable,
+  PageHeading,
+  projectPath,
+  TableWrap,
+} from '../ui';
 
 /** Each metric and the groupings the service accepts for it (src/metrics/catalogue.ts). */
 const GROUPINGS: Record<string, string[]> = {
@@ -175,7 +184,7 @@ function Plot({ panel, labelId }: { panel: Panel; labelId: string }) {
 function DataTable({ panel, caption }: { panel: Panel; caption: string }) {
   const xs = days(panel);
   return (
-    <div class="table-wrap">
+    <TableWrap>
       <table>
         <caption>{caption}</caption>
         <thead>
@@ -199,7 +208,7 @@ function DataTable({ panel, caption }: { panel: Panel; caption: string }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

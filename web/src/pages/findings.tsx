@@ -4,7 +4,7 @@ import { api, type Finding, type List, listAll, type PullRequest, useLoad } from
 import { Markdown } from '../markdown';
 import { Link, navigate } from '../router';
 import { sortedBySeverity } from '../severity';
-import { Dialog, Empty, Load, PageHeading, projectPath, Sev, shortSha, Time } from '../ui';
+import { Dialog, Empty, Load, PageHeading, projectPath, Sev, shortSha, TableWrap, Time } from '../ui';
 import { Timeline } from './timeline';
 
 /** Dismiss (needs a reason) or reopen a finding, through a dialog. */
@@ -121,7 +121,7 @@ export function FindingsTable({
   onChange: () => void;
 }) {
   return (
-    <div class="table-wrap">
+    <TableWrap>
       <table>
         <caption>{caption}</caption>
         <thead>
@@ -174,7 +174,7 @@ export function FindingsTable({
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
@@ -288,7 +288,14 @@ export function FindingsPage({ project, query }: { project: string; query: URLSe
             type="button"
             class="secondary"
             onClick={() =>
-              apply({ status: '', severity: '', pull_request_id: '', task_id: '', path: '', sort: 'severity' })
+              apply({
+                status: '',
+                severity: '',
+                pull_request_id: '',
+                task_id: '',
+                path: '',
+                sort: 'severity',
+              })
             }
           >
             Clear filters

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { api, type List, type Project, useLoad } from '../api';
 import { Link, navigate } from '../router';
-import { CountLinks, Empty, ErrorBox, Load, PageHeading, projectPath } from '../ui';
+import { CountLinks, Empty, ErrorBox, Load, PageHeading, projectPath, TableWrap } from '../ui';
 import { loadOverview, type Overview, PullTable } from './pulls';
 
 interface ProjectOverview {
@@ -63,7 +63,7 @@ export function Home() {
               </section>
               <section aria-labelledby="projects-h">
                 <h2 id="projects-h">All projects</h2>
-                <div class="table-wrap">
+                <TableWrap>
                   <table>
                     <caption>Projects ({items.length})</caption>
                     <thead>
@@ -141,7 +141,7 @@ export function Home() {
                       })}
                     </tbody>
                   </table>
-                </div>
+                </TableWrap>
               </section>
               <NewProject onCreated={loaded.reload} />
             </>

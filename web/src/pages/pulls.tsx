@@ -25,6 +25,7 @@ import {
   PageHeading,
   projectPath,
   shortSha,
+  TableWrap,
   Time,
 } from '../ui';
 import { FindingsTable } from './findings';
@@ -100,7 +101,7 @@ export async function loadOverview(project: string): Promise<Overview> {
 
 export function PullTable({ project, rows, caption }: { project: string; rows: PullRow[]; caption: string }) {
   return (
-    <div class="table-wrap">
+    <TableWrap>
       <table>
         <caption>{caption}</caption>
         <thead>
@@ -150,7 +151,7 @@ export function PullTable({ project, rows, caption }: { project: string; rows: P
           ))}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 
@@ -311,7 +312,7 @@ export function PullRequestPage({ project, id }: { project: string; id: string }
             {results.length === 0 ? (
               <Empty>No review pass recorded yet.</Empty>
             ) : (
-              <div class="table-wrap">
+              <TableWrap>
                 <table>
                   <caption>Review passes, newest first</caption>
                   <thead>
@@ -345,7 +346,7 @@ export function PullRequestPage({ project, id }: { project: string; id: string }
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             )}
           </section>
           <section aria-labelledby="open-h">

@@ -1,7 +1,7 @@
 /** Reviewers with their governed model pins, and the models measured for each. */
 import { api, type List, listAll, type Reviewer, type ReviewerModel, useLoad } from '../api';
 import { Link } from '../router';
-import { Empty, findingsHref, fmtMs, fmtUsd, Load, PageHeading, projectPath, Time } from '../ui';
+import { Empty, findingsHref, fmtMs, fmtUsd, Load, PageHeading, projectPath, TableWrap, Time } from '../ui';
 import { Timeline } from './timeline';
 
 export function ReviewersPage({ project }: { project: string }) {
@@ -15,7 +15,7 @@ export function ReviewersPage({ project }: { project: string }) {
           data.length === 0 ? (
             <Empty>No reviewers.</Empty>
           ) : (
-            <div class="table-wrap">
+            <TableWrap>
               <table>
                 <caption>Reviewers ({data.length})</caption>
                 <thead>
@@ -45,7 +45,7 @@ export function ReviewersPage({ project }: { project: string }) {
                   ))}
                 </tbody>
               </table>
-            </div>
+            </TableWrap>
           )
         }
       </Load>
@@ -96,7 +96,7 @@ export function ReviewerPage({ project, id }: { project: string; id: string }) {
             {models.length === 0 ? (
               <Empty>No model measured yet.</Empty>
             ) : (
-              <div class="table-wrap">
+              <TableWrap>
                 <table>
                   <caption>Models measured for {reviewer.name} (current pin first)</caption>
                   <thead>
@@ -129,7 +129,7 @@ export function ReviewerPage({ project, id }: { project: string; id: string }) {
                     ))}
                   </tbody>
                 </table>
-              </div>
+              </TableWrap>
             )}
             <p class="muted small">
               Findings in this project are in <Link href={findingsHref(project, {})}>the ledger</Link>; each

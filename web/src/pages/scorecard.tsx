@@ -11,7 +11,7 @@ import {
   useLoad,
 } from '../api';
 import { Link, navigate } from '../router';
-import { Empty, Load, PageHeading, projectPath, shortSha, Time } from '../ui';
+import { Empty, Load, PageHeading, projectPath, shortSha, TableWrap, Time } from '../ui';
 import { Timeline } from './timeline';
 
 async function loadScorecard(project: string) {
@@ -154,7 +154,7 @@ export function ScorecardPage({ project }: { project: string }) {
                           setResult(r);
                           document.getElementById('checks')?.scrollIntoView();
                         }}
-                        aria-label={`${card.counts[r]} checks ${r}, show them`}
+                        aria-label={`${card.counts[r]} ${r}: show these checks`}
                       >
                         {card.counts[r]} {r}
                       </button>
@@ -253,7 +253,7 @@ export function ScorecardPage({ project }: { project: string }) {
                     <option value="pass">passing</option>
                   </select>
                 </label>
-                <div class="table-wrap">
+                <TableWrap>
                   <table>
                     <caption>Checks of scorecard {card.id}</caption>
                     <thead>
@@ -305,7 +305,7 @@ export function ScorecardPage({ project }: { project: string }) {
                         ))}
                     </tbody>
                   </table>
-                </div>
+                </TableWrap>
               </section>
               <Timeline project={project} subjectType="scorecard" subjectId={card.id} />
             </>

@@ -11,7 +11,7 @@ import {
   useLoad,
 } from '../api';
 import { Link, navigate } from '../router';
-import { Empty, Load, NotAvailable, PageHeading, projectPath, Time, timelineHref } from '../ui';
+import { Empty, Load, NotAvailable, PageHeading, projectPath, TableWrap, Time, timelineHref } from '../ui';
 
 /** Where the console shows an object, when it has a page for it (a run: its task's page). */
 export function subjectHref(
@@ -88,7 +88,7 @@ export function EventsTable({
 }) {
   const names = useLoad(keyNames, []);
   return (
-    <div class="table-wrap">
+    <TableWrap>
       <table>
         <caption>{caption}</caption>
         <thead>
@@ -127,7 +127,7 @@ export function EventsTable({
           })}
         </tbody>
       </table>
-    </div>
+    </TableWrap>
   );
 }
 

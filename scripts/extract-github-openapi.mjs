@@ -49,6 +49,7 @@ const OPERATIONS = [
   'GET /repos/{owner}/{repo}/commits/{ref}',
   'POST /repos/{owner}/{repo}/check-runs',
   'PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}',
+  'GET /repos/{owner}/{repo}/issues/{issue_number}/comments',
   'POST /repos/{owner}/{repo}/issues/{issue_number}/comments',
   'PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}',
 ];

@@ -7,7 +7,8 @@
 
 import { and, desc, eq } from 'drizzle-orm';
 import type { CodeHosts } from '../codehost';
-import type { CodeHost } from '../codehost/types';
+import { type CodeHost, CodeHostError } from '../codehost/types';
+import { type AutofixRounds, countAutofixRounds, roundsSentence } from '../core/autofix-rounds';
 import {
   CHECK_NAME,
   countOpen,
@@ -180,6 +181,34 @@ async function notAnalyzedAtHead(db: Database, target: CheckTarget): Promise<str
   return latest ? notAnalyzedSummary(latest.gaps) : '';
 }
 
+/**
+ * The autofix rounds done on the pull request up to this head: its `[autofix]` commits since its
+ * base and its round comments. Null when the code host could not say: the verdict is posted all
+ * the same, its fix prompt with the contract's steps but no round.
+ */
+async function autofixRoundsAt(
+  db: Database,
+  host: CodeHost,
+  target: CheckTarget,
+): Promise<AutofixRounds | null> {
+  const [pr] = await db.orm
+    .select({ number: pullRequests.number, baseSha: pullRequests.baseSha })
+    .from(pullRequests)
+    .where(eq(pullRequests.id, target.pullRequestId))
+    .limit(1);
+  if (!pr?.baseSha) return null;
+  try {
+    const [commits, comments] = await Promise.all([
+      host.listCommits(target.repo, pr.baseSha, target.headSha),
+      host.listConversation(target.repo, pr.number),
+    ]);
+    return countAutofixRounds(commits, comments);
+  } catch (error) {
+    if (error instanceof CodeHostError) return null;
+    throw error;
+  }
+}
+
 /** The verdict from the pull request's open findings and the workspace's conclusion settings. */
 export async function checkReviewed(db: Database, host: CodeHost, target: CheckTarget) {
   const ledger = await db.orm
@@ -197,15 +226,18 @@ export async function checkReviewed(db: Database, host: CodeHost, target: CheckT
   const conclusion = reviewedConclusion(counts, settings);
   const title = reviewedTitle(counts);
   const notAnalyzed = await notAnalyzedAtHead(db, target);
+  const rounds = await autofixRoundsAt(db, host, target);
+  const roundsNote = rounds && open.length > 0 ? `\n\n${roundsSentence(rounds)}` : '';
   return publish(
     db,
     host,
     target,
-    { status: 'completed', conclusion, title },
+    { status: 'completed', conclusion, title, autofix: rounds },
     {
-      summary: `${title}. ${ledger.length - open.length} finding(s) fixed or dismissed.${notAnalyzed ? `\n\n${notAnalyzed}` : ''}`,
+      summary: `${title}. ${ledger.length - open.length} finding(s) fixed or dismissed.${roundsNote}${notAnalyzed ? `\n\n${notAnalyzed}` : ''}`,
       text: fixPrompt({
         headSha: target.headSha,
+        rounds,
         findings: open.map((f) => ({
           id: f.id,
           severity: f.severity,

@@ -165,6 +165,18 @@ export interface DiffOptions {
   pullRequest?: number | null;
 }
 
+/** A commit with its whole message (autofix commits are told by theirs). */
+export interface CommitMessage {
+  sha: string;
+  message: string;
+}
+
+/** A conversation comment on a pull request (not an inline one). */
+export interface ConversationComment {
+  id: string;
+  body: string;
+}
+
 export interface CodeHost {
   readonly kind: 'local' | 'github';
   readonly installationId: number;
@@ -201,6 +213,13 @@ export interface CodeHost {
   readFiles(fullName: string, ref: string, paths: readonly string[]): Promise<Map<string, Buffer | null>>;
   /** Creates (or, with `id`, updates) a check on a commit. */
   postCheck(fullName: string, check: CheckInput): Promise<Posted>;
+  /** The commits of `headSha` that `baseSha` lacks (a pull request's commits), oldest first. */
+  listCommits(fullName: string, baseSha: string, headSha: string): Promise<CommitMessage[]>;
+  /**
+   * The conversation comments on pull request `number` (not inline ones, not replies), oldest
+   * first: where an agent posts its autofix round comment.
+   */
+  listConversation(fullName: string, number: number): Promise<ConversationComment[]>;
   /** Comments on a pull request (summary, edit of a summary, inline, or a reply in a thread). */
   postComment(fullName: string, comment: CommentInput): Promise<Posted>;
   /** Posts inline comments as one review (a host may split a very large one; see PostedReview). */

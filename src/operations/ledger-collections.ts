@@ -135,6 +135,22 @@ const pullRequestCheckRecord = z.object({
     .string()
     .nullable()
     .describe("The check's text once a review concluded it: the structured fix prompt for coding agents."),
+  autofix: z
+    .object({
+      round: z
+        .int()
+        .nullable()
+        .describe('The round the fix prompt asks for now; null once the limit is reached.'),
+      done: z.int().describe('Rounds done: the more of `[autofix]` commits and the highest round comment.'),
+      limit: z.int(),
+      limit_reached: z.boolean().describe('True: the agent must stop and ask a person.'),
+      commits: z.array(z.string()).describe('The `[autofix]` commits of the pull request, oldest first.'),
+      round_comments: z.array(z.int()).describe('The rounds the "autofix round N" comments name, as posted.'),
+    })
+    .nullable()
+    .describe(
+      'The autofix rounds counted when the verdict was posted; null before one, or when the code host could not say.',
+    ),
   deadline_at: timestamp.nullable(),
   updated_at: timestamp,
 });
@@ -144,7 +160,7 @@ const pullRequestsCheck = defineOperation({
   method: 'GET',
   path: '/api/v1/pull-requests/{id}/check',
   summary:
-    "Read the pull request's `Service / Review` check at its current head, as the code host shows it: status, conclusion, title, summary and the fix prompt.",
+    "Read the pull request's `Service / Review` check at its current head, as the code host shows it: status, conclusion, title, summary, the fix prompt and the autofix round.",
   description:
     'Documented extension. The check of the newest head svc has seen; when that head has none yet, the latest check of the pull request.',
   scope: 'project',
@@ -176,6 +192,16 @@ const pullRequestsCheck = defineOperation({
       title: check.title,
       summary: check.summary,
       fix_prompt: check.conclusion ? check.outputText : null,
+      autofix: check.autofix
+        ? {
+            round: check.autofix.next,
+            done: check.autofix.done,
+            limit: check.autofix.limit,
+            limit_reached: check.autofix.limitReached,
+            commits: check.autofix.commits,
+            round_comments: check.autofix.comments,
+          }
+        : null,
       deadline_at: iso(check.deadlineAt),
       updated_at: check.updatedAt.toISOString(),
     };

@@ -142,6 +142,7 @@ describe('pull request automation on the local host', () => {
       title: 'Reviewed: 1 P0, 1 P2 open',
       summary: final?.summary,
       fix_prompt: final?.text,
+      autofix: expect.objectContaining({ round: 1, done: 0, limit: 2, limit_reached: false }),
       deadline_at: expect.any(String),
       updated_at: expect.any(String),
     });

@@ -89,6 +89,8 @@ export interface IssueCommentRecord {
   body: string;
   /** Earlier bodies, oldest first. */
   edits: string[];
+  /** Who wrote it; svc's own (`svc[bot]`) when absent. */
+  user?: string;
 }
 
 export interface ReviewCommentRecord {
@@ -359,6 +361,21 @@ export class GitHubDouble {
     };
     this.pulls.push(record);
     return record;
+  }
+
+  /** A comment a person (or an agent) writes on pull request `number`'s conversation. */
+  addIssueComment(fullName: string, number: number, body: string, user = 'octocat'): IssueCommentRecord {
+    const pr = this.pullOf(this.repoOf(fullName), number);
+    const comment: IssueCommentRecord = {
+      id: this.nextId++,
+      repo: pr.repo,
+      issue_number: pr.number,
+      body,
+      edits: [],
+      user,
+    };
+    this.issueComments.push(comment);
+    return comment;
   }
 
   /**
@@ -956,7 +973,7 @@ export class GitHubDouble {
       url: `${this.url}/repos/${full}/issues/comments/${c.id}`,
       html_url: `https://github.com/${full}/pull/${c.issue_number}#issuecomment-${c.id}`,
       body: c.body,
-      user: this.user('svc[bot]'),
+      user: this.user(c.user ?? 'svc[bot]'),
       created_at: new Date().toISOString(),
       updated_at: new Date().toISOString(),
       issue_url: `${this.url}/repos/${full}/issues/${c.issue_number}`,
@@ -1723,6 +1740,18 @@ export class GitHubDouble {
         };
         this.issueComments.push(comment);
         return { status: 201, body: this.issueCommentJson(repo, comment) };
+      },
+
+      'issues/list-comments': async (ctx) => {
+        const repo = repoParam(ctx);
+        const pr = this.pullOf(repo, Number(ctx.params.issue_number));
+        const comments = this.issueComments.filter((c) => c.repo === pr.repo && c.issue_number === pr.number);
+        const { page, headers } = this.paginate(
+          comments,
+          ctx.query,
+          `/repos/${repo.owner}/${repo.name}/issues/${pr.number}/comments`,
+        );
+        return { status: 200, headers, body: page.map((c) => this.issueCommentJson(repo, c)) };
       },
 
       'issues/update-comment': async (ctx) => {

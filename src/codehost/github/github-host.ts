@@ -24,6 +24,8 @@ import {
   type CodeHost,
   CodeHostError,
   type CommentInput,
+  type CommitMessage,
+  type ConversationComment,
   DEFAULT_DIFF_LIMITS,
   type DiffLimits,
   type DiffOptions,
@@ -351,6 +353,54 @@ export class GitHubCodeHost implements CodeHost {
       if (batch.length < 100) break;
     }
     return files;
+  }
+
+  /** The compare's commits, 100 a page; GitHub lists at most 250 of them. */
+  async listCommits(fullName: string, baseSha: string, headSha: string): Promise<CommitMessage[]> {
+    const { owner, repo } = this.split(fullName);
+    const commits: CommitMessage[] = [];
+    for (let page = 1; page <= 3; page++) {
+      const data = await this.call(
+        `commits of ${fullName} from ${baseSha.slice(0, 12)} to ${headSha.slice(0, 12)}`,
+        async () =>
+          (
+            await this.octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', {
+              owner,
+              repo,
+              basehead: `${baseSha}...${headSha}`,
+              per_page: 100,
+              page,
+            })
+          ).data,
+      );
+      commits.push(...data.commits.map((c) => ({ sha: c.sha, message: c.commit.message })));
+      if (data.commits.length < 100) break;
+    }
+    return commits;
+  }
+
+  /** The pull request's issue comments, 100 a page, at most 1,000. */
+  async listConversation(fullName: string, number: number): Promise<ConversationComment[]> {
+    const { owner, repo } = this.split(fullName);
+    const comments: ConversationComment[] = [];
+    for (let page = 1; page <= 10; page++) {
+      const batch = await this.call(
+        `comments of pull request ${number} of ${fullName}`,
+        async () =>
+          (
+            await this.octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+              owner,
+              repo,
+              issue_number: number,
+              per_page: 100,
+              page,
+            })
+          ).data,
+      );
+      comments.push(...batch.map((c) => ({ id: String(c.id), body: c.body ?? '' })));
+      if (batch.length < 100) break;
+    }
+    return comments;
   }
 
   async readFile(fullName: string, ref: string, path: string): Promise<Buffer | null> {

@@ -38,6 +38,8 @@ import {
   type CodeHost,
   CodeHostError,
   type CommentInput,
+  type CommitMessage,
+  type ConversationComment,
   DEFAULT_DIFF_LIMITS,
   type DiffLimits,
   type DraftPullRequestInput,
@@ -67,6 +69,16 @@ const SVC_IDENTITY: NodeJS.ProcessEnv = {
 };
 
 export type LocalRecordKind = 'checks' | 'comments' | 'pulls';
+
+/** A line of `comments.jsonl`, as postComment, postReview and addPersonComment write it. */
+interface LocalCommentRecord {
+  id: string;
+  pull_request: number;
+  body: string;
+  path?: string | null;
+  in_reply_to?: string | null;
+  review?: boolean;
+}
 
 export interface LocalPullRecord {
   number: number;
@@ -473,6 +485,38 @@ export class LocalCodeHost implements CodeHost {
       at: new Date().toISOString(),
     });
     return { id, url: null };
+  }
+
+  /** `git log base..head`, oldest first, each commit's whole message. */
+  async listCommits(fullName: string, baseSha: string, headSha: string): Promise<CommitMessage[]> {
+    const dir = await this.repo(fullName);
+    const { baseSha: base, headSha: head } = await this.resolveEnds(dir, fullName, baseSha, headSha);
+    const log = await failedAs(`git log of ${fullName}`, () =>
+      git(dir, ['log', '--reverse', '--format=%H%x00%B%x1e', '--end-of-options', `${base}..${head}`, '--']),
+    );
+    return log
+      .split('\x1e')
+      .map((entry) => entry.replace(/^\n/, ''))
+      .filter((entry) => entry.includes('\0'))
+      .map((entry) => {
+        const [sha = '', message = ''] = entry.split('\0');
+        return { sha, message: message.trimEnd() };
+      });
+  }
+
+  /**
+   * The conversation comments of pull request N in `comments.jsonl` (`svc comment` without a
+   * thread, and svc's summary), the latest text of each, oldest first.
+   */
+  async listConversation(fullName: string, number: number): Promise<ConversationComment[]> {
+    await this.requirePullRequest(fullName, number);
+    const latest = new Map<string, string>();
+    for (const record of await this.localRecords<LocalCommentRecord>(fullName, 'comments')) {
+      if (record.pull_request !== number || record.path != null || record.in_reply_to || record.review)
+        continue;
+      latest.set(record.id, record.body);
+    }
+    return [...latest].map(([id, body]) => ({ id, body }));
   }
 
   /** Records the check in `<git-dir>/svc/checks.jsonl` (see the file comment); url is null. */

@@ -70,6 +70,16 @@ describe('part 2: builtin reviewers on external labelled suites', () => {
   });
 });
 
+/**
+ * The ranges `npm test` reviews; `npm run eval` reviews all 18 and holds their total to the target.
+ * One per language and trap: express (request handlers), mysql2 (SQL text built by a driver),
+ * node-gyp (the only Python), cordova-file (Java mapping page URLs to files, a path-traversal
+ * trap), immer (TypeScript without semicolons, dist/ bundles beside src/), ssh2-streams
+ * (throwaway private keys under test/fixtures, the one non-actionable finding among them: 1 in
+ * 7,722 production lines, under the target on its own). About 40% of the full part's time.
+ */
+const REPRESENTATIVE = ['express', 'mysql2', 'node-gyp', 'cordova-file', 'immer', 'ssh2-streams'];
+
 describe('part 3: builtin reviewers on real code', () => {
   it('keys labels by what survives a rerun: whitespace in the flagged line does not matter', () => {
     const key = {
@@ -82,17 +92,27 @@ describe('part 3: builtin reviewers on real code', () => {
     expect(keyString(key)).not.toBe(keyString({ ...key, path: 'lib/b.js' }));
   });
 
+  it('picks representative ranges that are all pinned ranges', () => {
+    const names = REAL_REPOSITORIES.map((r) => r.name);
+    expect(REPRESENTATIVE.filter((name) => !names.includes(name))).toEqual([]);
+  });
+
   it('stay under 1 non-actionable finding per 5,000 changed production lines, with no non-actionable P0', async () => {
-    const report = await evaluateReal();
-    // Every pinned range was really reviewed: changed production code in each, no review failure.
-    expect(report.repositories.map((r) => r.name)).toEqual(REAL_REPOSITORIES.map((r) => r.name));
+    const repositories = REAL_REPOSITORIES.filter((r) => REPRESENTATIVE.includes(r.name));
+    const report = await evaluateReal({ repositories });
+    // Every range was really reviewed: changed production code in each, no review failure.
+    expect(report.repositories.map((r) => r.name)).toEqual(repositories.map((r) => r.name));
     for (const r of report.repositories)
       expect({ name: r.name, prod: r.productionLines > 0 }).toEqual({ name: r.name, prod: true });
     const unlabelled = report.findings
       .filter((f) => !f.label)
       .map((f) => `${f.repository}/${f.key.path}:${f.line} ${f.key.rule}`);
     expect({ failures: realFailures(report), unlabelled }).toEqual({ failures: [], unlabelled: [] });
-    // 18 real ranges (46,790 changed lines) through real git and every reviewer: a limit for a
-    // loaded 2-core machine, not a speed target (bench figures are in docs/benchmarks.md).
+    // ssh2-streams' throwaway test keys are still found, labelled, and not a P0.
+    expect(report.findings.filter((f) => f.label && !f.label.actionable).map((f) => f.key.rule)).toContain(
+      'secrets/privatekey',
+    );
+    // Six real ranges through real git and every reviewer:
+    // a limit for a loaded 2-core machine, not a speed target (bench figures are in docs/benchmarks.md).
   }, 300_000);
 });

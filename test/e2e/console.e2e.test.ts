@@ -289,7 +289,7 @@ describe.skipIf(skipReason !== null)('the web console in Chromium', { timeout: E
       .getByRole('link', { name: 'Findings' })
       .click();
     await settled(page, 'Findings ledger');
-    const table = page.getByRole('table', { name: /^Findings, severity \(p0 first\)/ });
+    const table = page.getByRole('table', { name: /^Findings: \d+, P0 first, then file and line$/ });
     await table.waitFor();
     const rows = await table.locator('tbody > tr').evaluateAll((trs) =>
       trs.map((tr) => ({

@@ -182,8 +182,8 @@ const FILTERS = ['status', 'severity', 'pull_request_id', 'task_id', 'path'] as 
 
 /** The ledger's orders: by severity (the default, as everywhere) or as the API pages it. */
 const SORTS = {
-  severity: 'Severity (P0 first), then file and line',
-  newest: 'Newest first',
+  severity: { label: 'Severity (P0 first), then file and line', caption: 'P0 first, then file and line' },
+  newest: { label: 'Newest first', caption: 'newest first' },
 } as const;
 type Sort = keyof typeof SORTS;
 /** Sorting by severity reads the whole filtered ledger, up to this many findings. */
@@ -275,7 +275,7 @@ export function FindingsPage({ project, query }: { project: string; query: URLSe
         <label>
           Sort
           <select value={draft.sort} onChange={set('sort')}>
-            {Object.entries(SORTS).map(([value, label]) => (
+            {Object.entries(SORTS).map(([value, { label }]) => (
               <option key={value} value={value}>
                 {label}
               </option>
@@ -321,7 +321,7 @@ export function FindingsPage({ project, query }: { project: string; query: URLSe
               <FindingsTable
                 project={project}
                 findings={rows}
-                caption={`Findings${described ? ` (${described})` : ''}, ${SORTS[sort].toLowerCase()}: ${rows.length}${cursor || list.truncated ? '+' : ''}`}
+                caption={`Findings${described ? ` (${described})` : ''}: ${rows.length}${cursor || list.truncated ? '+' : ''}, ${SORTS[sort].caption}`}
                 onChange={() => {
                   setPages(null);
                   loaded.reload();

@@ -6,6 +6,7 @@ import {
   listAll,
   type PullRequest,
   type ReviewResult,
+  SEVERITIES,
   type Settings,
   useLoad,
 } from '../api';
@@ -97,6 +98,25 @@ export async function loadOverview(project: string): Promise<Overview> {
       b.pr.updated_at.localeCompare(a.pr.updated_at),
   );
   return { rows, outside, totals, truncated: prs.truncated || open.truncated };
+}
+
+/** What one review pass left open, and what it changed in the ledger. */
+function PassCounts({ counts }: { counts: Record<string, number> }) {
+  const n = (k: string) => counts[k] ?? 0;
+  return (
+    <>
+      <span class="counts">
+        {SEVERITIES.map((s) => (
+          <span key={s} class={`count sev-${s}${n(s.toLowerCase()) === 0 ? ' zero' : ''}`}>
+            {n(s.toLowerCase())} {s}
+          </span>
+        ))}
+      </span>
+      <div class="muted small">
+        {n('opened')} new, {n('fixed')} fixed, {n('files')} files read
+      </div>
+    </>
+  );
 }
 
 export function PullTable({ project, rows, caption }: { project: string; rows: PullRow[]; caption: string }) {
@@ -321,7 +341,7 @@ export function PullRequestPage({ project, id }: { project: string; id: string }
                       <th scope="col">Review</th>
                       <th scope="col">Head</th>
                       <th scope="col">Reviewers</th>
-                      <th scope="col">Counts</th>
+                      <th scope="col">Left open</th>
                     </tr>
                   </thead>
                   <tbody>
@@ -338,9 +358,7 @@ export function PullRequestPage({ project, id }: { project: string; id: string }
                         </td>
                         <td>{r.lineup.map((l) => String(l.reviewer_id ?? l.id ?? '?')).join(', ') || '—'}</td>
                         <td>
-                          {Object.entries(r.counts)
-                            .map(([k, v]) => `${k}: ${v}`)
-                            .join(', ') || '—'}
+                          <PassCounts counts={r.counts} />
                         </td>
                       </tr>
                     ))}

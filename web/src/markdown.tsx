@@ -34,7 +34,7 @@ const ALLOWED_TAGS = [
 
 /** Markdown to safe HTML: links keep only http(s) and mailto targets and open nothing new. */
 export function markdownToHtml(text: string): string {
-  const html = marked.parse(text, { async: false, gfm: true, breaks: true }) as string;
+  const html = marked.parse(text, { async: false, gfm: true, breaks: false }) as string;
   return DOMPurify.sanitize(html, {
     ALLOWED_TAGS,
     ALLOWED_ATTR: ['href', 'title'],

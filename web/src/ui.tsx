@@ -249,3 +249,13 @@ export function TableWrap({ children }: { children: ComponentChildren }) {
     </div>
   );
 }
+
+/** A form's outcome: saved (a status) or not (an alert). */
+export function FormMessage({ message }: { message: { ok: boolean; text: string } | null }) {
+  if (!message) return null;
+  return (
+    <p class={message.ok ? 'ok' : 'error'} role={message.ok ? 'status' : 'alert'}>
+      {message.text}
+    </p>
+  );
+}

@@ -2,9 +2,10 @@
 import { useState } from 'preact/hooks';
 import { api, type Finding, type List, listAll, type PullRequest, useLoad } from '../api';
 import { Markdown } from '../markdown';
+import { ReasonDialog } from '../reason-dialog';
 import { Link, navigate } from '../router';
 import { sortedBySeverity } from '../severity';
-import { Dialog, Empty, Load, PageHeading, projectPath, Sev, shortSha, TableWrap, Time } from '../ui';
+import { Empty, Load, PageHeading, projectPath, Sev, shortSha, TableWrap, Time } from '../ui';
 import { Timeline } from './timeline';
 
 /** Dismiss (needs a reason) or reopen a finding, through a dialog. */
@@ -17,95 +18,32 @@ export function DispositionButton({
   finding: Finding;
   onDone: () => void;
 }) {
-  const [open, setOpen] = useState(false);
-  const [reason, setReason] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   if (finding.status === 'fixed') return <span class="muted small">fixed</span>;
   const dismissing = finding.status === 'open';
-  const verb = dismissing ? 'Dismiss' : 'Reopen';
-  const fieldId = `reason-${finding.id}`;
   return (
-    <>
-      <button type="button" class="small" aria-haspopup="dialog" onClick={() => setOpen(true)}>
-        {verb}
-      </button>
-      <Dialog
-        open={open}
-        title={`${verb} finding`}
-        onClose={() => {
-          setOpen(false);
-          setError(null);
-        }}
-      >
-        <form
-          method="dialog"
-          class="dialog-form"
-          onSubmit={async (event) => {
-            event.preventDefault();
-            const text = reason.trim();
-            if (dismissing && !text) {
-              setError('A dismissal needs a reason: say why the finding is wrong or not worth fixing.');
-              return;
-            }
-            setBusy(true);
-            try {
-              await api('POST', `/findings/${encodeURIComponent(finding.id)}/events`, {
-                project,
-                body: {
-                  kind: dismissing ? 'dismissed' : 'reopened',
-                  payload: text ? { reason: text } : {},
-                },
-              });
-              setOpen(false);
-              setReason('');
-              setError(null);
-              onDone();
-            } catch (e) {
-              setError((e as Error).message);
-            } finally {
-              setBusy(false);
-            }
-          }}
-        >
-          <p>
-            <Sev s={finding.severity} /> {finding.title}
-            <br />
-            <code>
-              {finding.path}:{finding.line}
-            </code>
-          </p>
-          <label for={fieldId}>{dismissing ? 'Reason' : 'Reason (optional)'}</label>
-          <textarea
-            id={fieldId}
-            rows={3}
-            aria-required={dismissing ? true : undefined}
-            value={reason}
-            aria-invalid={error ? true : undefined}
-            aria-describedby={error ? `${fieldId}-error` : undefined}
-            onInput={(e) => setReason((e.target as HTMLTextAreaElement).value)}
-          />
-          {dismissing ? (
-            <p class="muted small">
-              The check recomputes without a new run; later reviews keep it dismissed.
-            </p>
-          ) : null}
-          {error ? (
-            <p id={`${fieldId}-error`} class="error" role="alert">
-              {error}
-            </p>
-          ) : null}
-          <div class="actions">
-            <button type="submit" disabled={busy}>
-              {verb} finding
-            </button>
-            <button type="button" class="secondary" onClick={() => setOpen(false)}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      </Dialog>
-    </>
+    <ReasonDialog
+      id={finding.id}
+      verb={dismissing ? 'Dismiss' : 'Reopen'}
+      noun="finding"
+      required={dismissing}
+      whyRequired="A dismissal needs a reason: say why the finding is wrong or not worth fixing."
+      hint={dismissing ? 'The check recomputes without a new run; later reviews keep it dismissed.' : null}
+      submit={async (reason) => {
+        await api('POST', `/findings/${encodeURIComponent(finding.id)}/events`, {
+          project,
+          body: { kind: dismissing ? 'dismissed' : 'reopened', payload: reason ? { reason } : {} },
+        });
+        onDone();
+      }}
+    >
+      <p>
+        <Sev s={finding.severity} /> {finding.title}
+        <br />
+        <code>
+          {finding.path}:{finding.line}
+        </code>
+      </p>
+    </ReasonDialog>
   );
 }
 

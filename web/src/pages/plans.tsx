@@ -3,10 +3,10 @@
  * person makes on a reviewed plan (approve, or reject with a reason) through the plans API.
  * Plans awaiting a decision come first.
  */
-import { useState } from 'preact/hooks';
 import { api, listAll, type Plan, useLoad } from '../api';
+import { ReasonDialog } from '../reason-dialog';
 import { Link } from '../router';
-import { Dialog, Empty, Load, PageHeading, projectPath, Time, timelineHref } from '../ui';
+import { Empty, Load, PageHeading, projectPath, Time, timelineHref } from '../ui';
 
 /** A reviewed plan nobody has decided on yet. */
 export const awaitsDecision = (p: Plan) => p.status === 'reviewed' && p.approval_status === 'pending';
@@ -49,96 +49,35 @@ function Decision({
   verb: 'Approve' | 'Reject';
   onDone: () => void;
 }) {
-  const [open, setOpen] = useState(false);
-  const [reason, setReason] = useState('');
-  const [error, setError] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
   const rejecting = verb === 'Reject';
-  const fieldId = `${verb.toLowerCase()}-reason-${plan.id}`;
   const name = plan.repo_artifact_path ?? plan.id;
   return (
-    <>
-      <button
-        type="button"
-        class={rejecting ? 'secondary small' : 'small'}
-        aria-haspopup="dialog"
-        aria-label={`${verb} ${name}`}
-        onClick={() => setOpen(true)}
-      >
-        {verb}
-      </button>
-      <Dialog
-        open={open}
-        title={`${verb} plan`}
-        onClose={() => {
-          setOpen(false);
-          setError(null);
-        }}
-      >
-        <form
-          method="dialog"
-          class="dialog-form"
-          onSubmit={async (event) => {
-            event.preventDefault();
-            const text = reason.trim();
-            if (rejecting && !text) {
-              setError(
-                'A rejection needs a reason: say what the plan should change or why it is not wanted.',
-              );
-              return;
-            }
-            setBusy(true);
-            try {
-              await api('POST', `/plans/${encodeURIComponent(plan.id)}/${verb.toLowerCase()}`, {
-                project,
-                body: text ? { reason: text } : {},
-              });
-              setOpen(false);
-              setReason('');
-              setError(null);
-              onDone();
-            } catch (e) {
-              setError((e as Error).message);
-            } finally {
-              setBusy(false);
-            }
-          }}
-        >
-          <p>
-            <code>{name}</code>
-            {plan.summary ? <> — {plan.summary}</> : null}
-          </p>
-          <label for={fieldId}>{rejecting ? 'Reason' : 'Reason (optional)'}</label>
-          <textarea
-            id={fieldId}
-            rows={3}
-            aria-required={rejecting ? true : undefined}
-            value={reason}
-            aria-invalid={error ? true : undefined}
-            aria-describedby={error ? `${fieldId}-error` : undefined}
-            onInput={(e) => setReason((e.target as HTMLTextAreaElement).value)}
-          />
-          <p class="muted small">
-            {rejecting
-              ? 'Nothing is written to the repository; the plan stays reviewed and can still be approved later.'
-              : 'svc then opens a draft pull request with the plan as its body.'}
-          </p>
-          {error ? (
-            <p id={`${fieldId}-error`} class="error" role="alert">
-              {error}
-            </p>
-          ) : null}
-          <div class="actions">
-            <button type="submit" disabled={busy}>
-              {verb} plan
-            </button>
-            <button type="button" class="secondary" onClick={() => setOpen(false)}>
-              Cancel
-            </button>
-          </div>
-        </form>
-      </Dialog>
-    </>
+    <ReasonDialog
+      id={`${verb.toLowerCase()}-${plan.id}`}
+      verb={verb}
+      noun="plan"
+      buttonClass={rejecting ? 'secondary small' : 'small'}
+      buttonLabel={`${verb} ${name}`}
+      required={rejecting}
+      whyRequired="A rejection needs a reason: say what the plan should change or why it is not wanted."
+      hint={
+        rejecting
+          ? 'Nothing is written to the repository; the plan stays reviewed and can still be approved later.'
+          : 'svc then opens a draft pull request with the plan as its body.'
+      }
+      submit={async (reason) => {
+        await api('POST', `/plans/${encodeURIComponent(plan.id)}/${verb.toLowerCase()}`, {
+          project,
+          body: reason ? { reason } : {},
+        });
+        onDone();
+      }}
+    >
+      <p>
+        <code>{name}</code>
+        {plan.summary ? <> — {plan.summary}</> : null}
+      </p>
+    </ReasonDialog>
   );
 }
 

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, type Project, type Settings, useLoad } from '../api';
 import { Link } from '../router';
 import { type Draft, type FieldSpec, parseDraft, specFor, toDraft } from '../setting-fields';
-import { Load, PageHeading, projectPath, Time, timelineHref } from '../ui';
+import { FormMessage, Load, PageHeading, projectPath, Time, timelineHref } from '../ui';
 import { forgetConclusions } from './pulls';
 
 /** One setting's field: the input its shape needs, what it expects, and its own error. */
@@ -209,11 +209,7 @@ function SettingsForm({
         />
       ))}
       <button type="submit">Save {label.toLowerCase()}</button>
-      {message ? (
-        <p class={message.ok ? 'ok' : 'error'} role={message.ok ? 'status' : 'alert'}>
-          {message.text}
-        </p>
-      ) : null}
+      <FormMessage message={message} />
     </form>
   );
 }

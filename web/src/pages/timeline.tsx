@@ -4,14 +4,27 @@ import {
   api,
   keyNames,
   type List,
+  listAll,
   NOTIFICATION_KINDS,
   type NotificationKind,
+  type Plan,
   type Preference,
+  type PullRequest,
   type TimelineEvent,
   useLoad,
 } from '../api';
 import { Link, navigate } from '../router';
-import { Empty, Load, NotAvailable, PageHeading, projectPath, TableWrap, Time, timelineHref } from '../ui';
+import {
+  Empty,
+  FormMessage,
+  Load,
+  NotAvailable,
+  PageHeading,
+  projectPath,
+  TableWrap,
+  Time,
+  timelineHref,
+} from '../ui';
 
 /** Where the console shows an object, when it has a page for it (a run: its task's page). */
 export function subjectHref(
@@ -318,7 +331,7 @@ function notificationText(e: TimelineEvent): string {
   const p = e.payload;
   const counts = p.counts as { opened_p0?: number } | undefined;
   if (e.subject_type === 'pull_request' && counts?.opened_p0)
-    return `${counts.opened_p0} new P0 finding${counts.opened_p0 === 1 ? '' : 's'} on a pull request: it is blocked until fixed or dismissed.`;
+    return `${counts.opened_p0} new P0 finding${counts.opened_p0 === 1 ? '' : 's'} on a pull request.`;
   if (e.subject_type === 'plan') return 'A plan was reviewed and awaits your approval.';
   if (e.subject_type === 'run' && p.kind === 'quick_action')
     return e.kind === 'completed' ? 'A quick action finished.' : `A quick action ended ${e.kind}.`;
@@ -382,11 +395,7 @@ function NotificationChoices({
           Everything else (runs starting, settings edits, notes) stays on the timeline.
         </p>
         <button type="submit">Save notification preferences</button>
-        {message ? (
-          <p class={message.ok ? 'ok' : 'error'} role={message.ok ? 'status' : 'alert'}>
-            {message.text}
-          </p>
-        ) : null}
+        <FormMessage message={message} />
       </form>
     </details>
   );
@@ -401,7 +410,16 @@ export function NotificationsPage({ project }: { project: string }) {
       project,
       query: { limit: 200, since, only: 'notifications' },
     });
-    return { pref, since, events: events.data.filter((e) => !since || e.created_at > since) };
+    // What each notification is about, by name rather than id.
+    const [prs, plans] = await Promise.all([
+      listAll<PullRequest>('/pull-requests', project, {}, 1000).catch(() => ({ data: [] as PullRequest[] })),
+      listAll<Plan>('/plans', project, {}, 500).catch(() => ({ data: [] as Plan[] })),
+    ]);
+    const names = new Map<string, string>([
+      ...prs.data.map((p): [string, string] => [p.id, `#${p.number} ${p.title}`]),
+      ...plans.data.map((p): [string, string] => [p.id, p.summary ?? p.repo_artifact_path ?? p.id]),
+    ]);
+    return { pref, since, names, events: events.data.filter((e) => !since || e.created_at > since) };
   }, [project]);
   const [error, setError] = useState<Error | null>(null);
   return (
@@ -417,7 +435,7 @@ export function NotificationsPage({ project }: { project: string }) {
         </>
       ) : (
         <Load loaded={loaded} what="notifications">
-          {({ pref, since, events }) => (
+          {({ pref, since, names, events }) => (
             <>
               <p>
                 {since ? (
@@ -472,7 +490,11 @@ export function NotificationsPage({ project }: { project: string }) {
                         </p>
                         <p class="muted small">
                           <Time iso={e.occurred_at} /> · {e.subject_type.replace(/_/g, ' ')}{' '}
-                          {href ? <Link href={href}>{e.subject_id}</Link> : <code>{e.subject_id}</code>}
+                          {href ? (
+                            <Link href={href}>{names.get(e.subject_id) ?? e.subject_id}</Link>
+                          ) : (
+                            <code>{e.subject_id}</code>
+                          )}
                         </p>
                       </li>
                     );

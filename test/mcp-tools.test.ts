@@ -210,6 +210,26 @@ describe('MCP tool naming and subsets over HTTP and stdio', () => {
     );
   });
 
+  it('serves the same subsets in the tool catalog (GET /api/v1/tools), without a key', async () => {
+    const agent = await t.app.inject({ method: 'GET', url: '/api/v1/tools?profile=reviewer-agent' });
+    expect(agent.statusCode).toBe(200);
+    const names = (agent.json().tools as { name: string }[]).map((tool) => tool.name).sort();
+    expect(names).toEqual(
+      selectTools(OPERATIONS, { profile: 'reviewer-agent' })
+        .map((op) => op.tool)
+        .sort(),
+    );
+    const whole = await t.app.inject({ method: 'GET', url: '/api/v1/tools' });
+    expect(agent.json().contract_hash).toBe(whole.json().contract_hash);
+    expect(whole.json().tools).toHaveLength(OPERATIONS.length);
+    const unknown = await t.app.inject({ method: 'GET', url: '/api/v1/tools?tools=finding' });
+    expect(unknown.statusCode).toBe(400);
+    expect(unknown.json().error).toMatchObject({
+      code: 'validation_failed',
+      message: expect.stringMatching(/unknown tool area or tool name\(s\): finding; areas: /),
+    });
+  });
+
   it('answers 400 validation_failed to an unknown profile or area', async () => {
     for (const query of ['?profile=reviewer', '?tools=reviews,nonsense']) {
       const res = await fetch(`${base}${MCP_PATH}${query}`, {

@@ -8,6 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { mountMcp } from '../mcp/http';
+import { toolsAskedBy } from '../mcp/tool-subsets';
 import { contractHash, toolDescription } from '../operations/contract';
 import { type HttpMethod, type Operation, toolInputSchema } from '../operations/registry';
 import type { Services } from '../operations/services';
@@ -87,8 +88,13 @@ export async function mountDiscovery(app: FastifyInstance, services: Services, o
   app.get('/api/v1/openapi.json', { schema: { hide: true } }, async (_request, reply) => {
     return reply.type('application/json').send(app.swagger());
   });
-  app.get('/api/v1/tools', { schema: { hide: true } }, async (_request, reply) => {
-    return reply.type('application/json').send(catalog());
+  app.get('/api/v1/tools', { schema: { hide: true } }, async (request, reply) => {
+    // `?profile=` and `?tools=` choose a subset, as on the MCP endpoint (src/mcp/tool-subsets.ts).
+    const asked = new Set(toolsAskedBy(operations, request.query).map((op) => op.tool));
+    const whole = catalog();
+    const tools =
+      asked.size === operations.length ? whole.tools : whole.tools.filter((t) => asked.has(t.name));
+    return reply.type('application/json').send({ ...whole, tools });
   });
 
   await mountMcp(app, services, operations);

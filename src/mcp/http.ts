@@ -17,7 +17,7 @@ import type { Operation } from '../operations/registry';
 import type { Services } from '../operations/services';
 import { callsInRequest, readEventStream } from './run-progress';
 import type { ToolCaller } from './server';
-import { selectionList, selectTools, UnknownToolSelection } from './tool-subsets';
+import { toolsAskedBy } from './tool-subsets';
 
 export const MCP_PATH = '/api/v1/mcp';
 
@@ -61,20 +61,6 @@ export function parseBody(text: string): unknown {
   }
 }
 
-/** The tools `?profile=` and `?tools=` ask for (./tool-subsets.ts); 400 for an unknown name. */
-function toolsAsked(operations: readonly Operation[], query: unknown): Operation[] {
-  const { profile, tools } = (query ?? {}) as Record<string, unknown>;
-  try {
-    return selectTools(operations, {
-      profile: selectionList(profile).join(',') || null,
-      tools: selectionList(tools),
-    });
-  } catch (error) {
-    if (error instanceof UnknownToolSelection) throw new ApiError('validation_failed', error.message);
-    throw error;
-  }
-}
-
 export async function mountMcp(app: FastifyInstance, services: Services, operations: readonly Operation[]) {
   const checkKey = requireKey(services);
   app.route({
@@ -96,7 +82,7 @@ export async function mountMcp(app: FastifyInstance, services: Services, operati
           'the MCP endpoint is stateless: send JSON-RPC messages with POST; there are no sessions to stream or end',
         );
       }
-      const tools = toolsAsked(operations, request.query);
+      const tools = toolsAskedBy(operations, request.query);
       // The MCP SDK is loaded on the first MCP request: ~0.14 s of a start that may never see one.
       const [{ StreamableHTTPServerTransport }, { createMcpServer }] = await Promise.all([
         import('@modelcontextprotocol/sdk/server/streamableHttp.js'),

@@ -7,7 +7,9 @@
  * An area is a collection of the API as its path names it (`/api/v1/pull-requests/…` →
  * `pull_requests`; `skills` holds skill imports and revisions); a tool's own name selects that
  * one tool. Unknown names are an error that lists the known ones, never an empty tool set.
+ * `GET /api/v1/tools` takes the same query, for clients that load the catalog themselves.
  */
+import { ApiError } from '../core/errors';
 import type { Operation } from '../operations/registry';
 
 /** Collections whose tools are named after another word than their path's (`skills_import`). */
@@ -100,4 +102,21 @@ export function selectTools(operations: readonly Operation[], selection: ToolSel
       `unknown tool area or tool name(s): ${unknown.join(', ')}; areas: ${[...areas].sort().join(', ')} (or a tool's own name)`,
     );
   return operations.filter((op) => wanted.has(areaOf(op)) || wanted.has(op.tool));
+}
+
+/**
+ * The tools a request's `?profile=` and `?tools=` ask for (the MCP endpoint, the tool catalog);
+ * 400 `validation_failed` naming the known names for an unknown one.
+ */
+export function toolsAskedBy(operations: readonly Operation[], query: unknown): Operation[] {
+  const { profile, tools } = (query ?? {}) as Record<string, unknown>;
+  try {
+    return selectTools(operations, {
+      profile: selectionList(profile).join(',') || null,
+      tools: selectionList(tools),
+    });
+  } catch (error) {
+    if (error instanceof UnknownToolSelection) throw new ApiError('validation_failed', error.message);
+    throw error;
+  }
 }

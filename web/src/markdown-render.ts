@@ -2,6 +2,7 @@
  * Finding text as reviewers write it: Markdown (`**Fix:**`, backticks, lists, code blocks),
  * rendered by marked and sanitised by DOMPurify, since the text comes from reviewers and models
  * that read untrusted repositories. No raw HTML survives but the formatting marked produces.
+ * Loaded by ./markdown.tsx on first use, so the first page does not carry either library.
  */
 import DOMPurify from 'dompurify';
 import { marked } from 'marked';
@@ -40,9 +41,4 @@ export function markdownToHtml(text: string): string {
     ALLOWED_ATTR: ['href', 'title'],
     ALLOWED_URI_REGEXP: /^(?:https?:|mailto:)/i,
   });
-}
-
-export function Markdown({ text, class: className }: { text: string; class?: string }) {
-  // Sanitised by DOMPurify in markdownToHtml.
-  return <div class={`md ${className ?? ''}`} dangerouslySetInnerHTML={{ __html: markdownToHtml(text) }} />;
 }

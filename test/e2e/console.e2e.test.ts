@@ -427,6 +427,24 @@ describe.skipIf(skipReason !== null)('the web console in Chromium', { timeout: E
     expect(stored.body.values['svc.brakes.spend_cap_usd']).toBeNull();
   });
 
+  it('the register form keeps its installation after the service refuses a repository', async () => {
+    await page.goto(svc.url);
+    await settled(page, 'Projects');
+    await page.getByText('Register a repository as a project').click();
+    const form = page.getByRole('form', { name: 'Register a repository' });
+    const installation = form.getByLabel('Installation');
+    await poll(() => installation.inputValue()).not.toBe('');
+    const chosen = await installation.inputValue();
+    await form.getByLabel('Project name').fill('ghost');
+    await form.getByLabel('Repository (owner/repo)').fill('acme/ghost');
+    await form.getByRole('button', { name: 'Register project' }).click();
+    await form.getByRole('alert').waitFor();
+    expect(await installation.inputValue()).toBe(chosen);
+    expect(await installation.evaluate((el: HTMLSelectElement) => el.selectedIndex)).toBeGreaterThanOrEqual(
+      0,
+    );
+  });
+
   it('every page fits a 390 px phone and a desktop, with no serious or critical accessibility violation', async () => {
     const at = (...rest: string[]) => [svc.url, 'projects', svc.projectId, ...rest].join('/');
     const p0 = planted('security/code-injection');

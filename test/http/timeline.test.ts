@@ -96,7 +96,7 @@ describe.each(DATABASE_KINDS)('timeline events on %s', (kind) => {
     expect(reviewed.payload).toMatchObject({
       before: { review_status: 'summarizing' },
       after: { review_status: 'reviewed' },
-      counts: { p0: 1, opened: 1, fixed: 0 },
+      counts: { p0: 1, opened: 1, opened_p0: 1, fixed: 0 },
     });
     expect(reviewed.payload.run_id).toMatch(/^run_/);
   });

@@ -186,7 +186,7 @@ async function notAnalyzedAtHead(db: Database, target: CheckTarget): Promise<str
  * base and its round comments. Null when the code host could not say: the verdict is posted all
  * the same, its fix prompt with the contract's steps but no round.
  */
-async function autofixRoundsAt(
+export async function autofixRoundsAt(
   db: Database,
   host: CodeHost,
   target: CheckTarget,
@@ -209,8 +209,16 @@ async function autofixRoundsAt(
   }
 }
 
-/** The verdict from the pull request's open findings and the workspace's conclusion settings. */
-export async function checkReviewed(db: Database, host: CodeHost, target: CheckTarget) {
+/**
+ * The verdict from the pull request's open findings and the workspace's conclusion settings.
+ * `counted`: the autofix rounds when the caller read them already; read here otherwise.
+ */
+export async function checkReviewed(
+  db: Database,
+  host: CodeHost,
+  target: CheckTarget,
+  counted?: AutofixRounds | null,
+) {
   const ledger = await db.orm
     .select()
     .from(findings)
@@ -226,7 +234,7 @@ export async function checkReviewed(db: Database, host: CodeHost, target: CheckT
   const conclusion = reviewedConclusion(counts, settings);
   const title = reviewedTitle(counts);
   const notAnalyzed = await notAnalyzedAtHead(db, target);
-  const rounds = await autofixRoundsAt(db, host, target);
+  const rounds = counted !== undefined ? counted : await autofixRoundsAt(db, host, target);
   const roundsNote = rounds && open.length > 0 ? `\n\n${roundsSentence(rounds)}` : '';
   return publish(
     db,

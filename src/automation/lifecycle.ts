@@ -6,6 +6,7 @@
 
 import { and, eq, inArray, isNull } from 'drizzle-orm';
 import type { CodeHost } from '../codehost/types';
+import type { AutofixRounds } from '../core/autofix-rounds';
 import { countOpen, SKIPPED_ERRORED_TITLE, SKIPPED_FILTERED_TITLE, skippedBrakeTitle } from '../core/checks';
 import { RunFailure } from '../core/failures';
 import { ledgerKeyOf } from '../core/review';
@@ -14,7 +15,7 @@ import type { ReviewLifecycle } from '../review/run-review';
 import type { Database } from '../storage/database';
 import { newId } from '../storage/ids';
 import { findings, postedComments } from '../storage/schema';
-import { type CheckTarget, checkInProgress, checkReviewed, checkSkipped } from './check';
+import { autofixRoundsAt, type CheckTarget, checkInProgress, checkReviewed, checkSkipped } from './check';
 
 type FindingRow = typeof findings.$inferSelect;
 
@@ -177,6 +178,10 @@ export async function deliverSummary(db: Database, host: CodeHost, target: Check
 }
 
 export function codeHostLifecycle(db: Database): ReviewLifecycle {
+  // A review's autofix rounds are read from the code host while it summarizes, not between its
+  // `reviewed` status and its check: a trigger that restores the status from the check in that
+  // gap would leave the two apart (test/automation/check-sequences.test.ts).
+  const roundsOfRun = new Map<string, AutofixRounds | null>();
   return {
     async onStatus(ctx: RunContext, event) {
       const target = {
@@ -198,10 +203,14 @@ export function codeHostLifecycle(db: Database): ReviewLifecycle {
         }
         case 'summarizing':
           await deliverSummary(db, event.host, target);
+          roundsOfRun.set(ctx.run.id, await autofixRoundsAt(db, event.host, target));
           return;
-        case 'reviewed':
-          await post('check', () => checkReviewed(db, event.host, target));
+        case 'reviewed': {
+          const rounds = roundsOfRun.get(ctx.run.id);
+          roundsOfRun.delete(ctx.run.id);
+          await post('check', () => checkReviewed(db, event.host, target, rounds));
           return;
+        }
         case 'skipped':
           // Nothing was reviewed (an empty comparison): the spec's "not reviewed, filtered".
           await post('check', () =>
@@ -215,6 +224,7 @@ export function codeHostLifecycle(db: Database): ReviewLifecycle {
           );
           return;
         case 'errored': {
+          roundsOfRun.delete(ctx.run.id);
           const failure = event.error instanceof RunFailure ? event.error : null;
           const code = failure?.code ?? 'unknown';
           await checkSkipped(

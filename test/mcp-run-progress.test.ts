@@ -16,6 +16,7 @@ import { createMcpServer } from '../src/mcp/server';
 import { fetchCaller } from '../src/mcp/stdio';
 import { OPERATIONS } from '../src/operations';
 import { bearer, createProject, createTestApp, type TestApp } from './helpers/app';
+import { eventually, openStreams } from './helpers/event-streams';
 import { makeRepo, makeReposDir } from './helpers/git';
 
 describe('MCP tool calls that wait on a run', () => {
@@ -115,6 +116,45 @@ describe('MCP tool calls that wait on a run', () => {
       expect(heard.some((p) => /assistant: diagnostic run slept/.test(p.message ?? ''))).toBe(true);
     });
   }
+
+  /** A task whose run stays pending (not claimable for an hour): its stream stays open. */
+  const pendingTask = async () =>
+    (
+      await t.services.engine.createTask({
+        workspaceId: t.workspaceId,
+        projectId,
+        kind: 'diagnostic',
+        title: 'pending',
+        input: {},
+        availableAt: new Date(Date.now() + 3_600_000),
+      })
+    ).task.id;
+  const waitOn = (client: Client, taskId: string, signal?: AbortSignal) =>
+    client.callTool(
+      { name: 'tasks_events', arguments: { task_id: taskId, project_id: projectId, wait: 'true' } },
+      undefined,
+      signal ? { signal } : {},
+    );
+
+  it('over streamable HTTP: a client that goes away closes the stream its call was following', async () => {
+    // Stateless HTTP has no way to reach a call but its connection: closing the client closes it.
+    const client = await overHttp();
+    const call = waitOn(client, await pendingTask());
+    await eventually(async () => (await openStreams(t)) === 1, 'the call to follow the stream');
+    await client.close();
+    await expect(call).rejects.toThrow();
+    await eventually(async () => (await openStreams(t)) === 0, 'the stream to close');
+  });
+
+  it('through the stdio caller: a canceled call closes the stream it was following', async () => {
+    const client = await throughStdioCaller();
+    const cancel = new AbortController();
+    const call = waitOn(client, await pendingTask(), cancel.signal);
+    await eventually(async () => (await openStreams(t)) === 1, 'the call to follow the stream');
+    cancel.abort();
+    await expect(call).rejects.toThrow();
+    await eventually(async () => (await openStreams(t)) === 0, 'the stream to close');
+  });
 
   it('waits all the same without a progressToken, and answers what a read answers', async () => {
     const client = await overHttp();

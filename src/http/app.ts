@@ -103,7 +103,7 @@ export async function buildApp(services: Services, options: AppOptions = {}): Pr
   const rejections = new RejectionTally(services.db, services.logger);
   app.addHook('onClose', () => rejections.close());
   await mountWebhooks(app, services, rejections);
-  await mountOps(app, services, rejections);
+  await mountOps(app, services, rejections, streams);
   // Last: its catch-all GET answers client routes, never a path the API or the operators own.
   await mountConsole(app, options.console);
   return app;

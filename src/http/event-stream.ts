@@ -6,9 +6,10 @@
  * waits for a slow reader instead of buffering for it, and stops the events when the client
  * leaves or the server closes.
  */
-import { PassThrough } from 'node:stream';
+import type { Writable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { StreamedEvent } from '../operations/registry';
+import { NOSNIFF } from './security-headers';
 
 export const EVENT_STREAM_TYPE = 'text/event-stream';
 
@@ -44,52 +45,69 @@ export class EventStreams {
     });
   }
 
+  /** How many streams are open now (the `svc_event_streams_open` gauge). */
+  get openCount(): number {
+    return this.open.size;
+  }
+
   /** Answers `reply` with the events `source` yields, until it ends, the client leaves or the app closes. */
   send(reply: FastifyReply, source: (signal: AbortSignal) => AsyncIterable<StreamedEvent>): FastifyReply {
     const controller = new AbortController();
     this.open.add(controller);
-    const body = new PassThrough();
-    const stop = () => controller.abort();
-    // The response's close: the whole answer was sent, or the connection went away first. An
-    // in-process request (MCP's inject) has no connection: its request errors when it is aborted.
-    reply.raw.once('close', stop);
-    reply.request.raw.on('error', stop);
-    const heartbeat = setInterval(() => body.write(': keep-alive\n\n'), this.heartbeatMs);
+    const raw = reply.raw;
+    let left = false;
+    const stop = () => {
+      left = true;
+      controller.abort();
+    };
+    // The response's close: the whole answer was sent, or the client went away first (for an
+    // in-process request, MCP's inject, its caller aborted it).
+    raw.once('close', stop);
+    // Written here rather than handed to Fastify, which would answer a stream cut by the client
+    // with an error it can no longer send; so the headers every answer carries are set here too.
+    for (const [name, value] of Object.entries(reply.getHeaders()))
+      if (value !== undefined) raw.setHeader(name, value);
+    reply.hijack();
+    raw.writeHead(200, {
+      'content-type': `${EVENT_STREAM_TYPE}; charset=utf-8`,
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      [NOSNIFF.name]: NOSNIFF.value,
+      // A connection that carried a stream is not reused: a closing server would otherwise wait
+      // on it, idle after its stream ended, until the client's keep-alive gave it up.
+      connection: 'close',
+    });
+    const write = async (text: string) => {
+      if (!raw.write(text)) await drained(raw, controller.signal);
+    };
+    const heartbeat = setInterval(() => raw.write(': keep-alive\n\n'), this.heartbeatMs);
     const pump = async () => {
       try {
         // A first line at once: the client sees the answer start before the first event.
-        body.write(': events follow\n\n');
+        await write(': events follow\n\n');
         for await (const event of source(controller.signal)) {
-          if (!body.write(formatEvent(event))) await drained(body, controller.signal);
           if (controller.signal.aborted) break;
+          await write(formatEvent(event));
         }
       } catch (error) {
         // The status line has gone: the stream can only end. The client resumes with Last-Event-ID.
         reply.log.error({ err: error }, 'event stream failed');
       } finally {
         clearInterval(heartbeat);
-        reply.raw.off('close', stop);
+        raw.off('close', stop);
         this.open.delete(controller);
-        body.end();
+        // A client that left gets nothing more: its connection is torn down, not left half-open.
+        if (left) raw.destroy();
+        else raw.end();
       }
     };
     void pump();
-    return (
-      reply
-        .code(200)
-        .header('content-type', `${EVENT_STREAM_TYPE}; charset=utf-8`)
-        .header('cache-control', 'no-cache, no-transform')
-        .header('x-accel-buffering', 'no')
-        // A connection that carried a stream is not reused: a closing server would otherwise wait
-        // on it, idle after its stream ended, until the client's keep-alive gave it up.
-        .header('connection', 'close')
-        .send(body)
-    );
+    return reply;
   }
 }
 
 /** Resolves once `stream` wants more, or `signal` aborted. */
-function drained(stream: PassThrough, signal: AbortSignal): Promise<void> {
+function drained(stream: Writable, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
       stream.off('drain', done);

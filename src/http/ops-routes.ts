@@ -5,9 +5,15 @@ import type { FastifyInstance } from 'fastify';
 import client from 'prom-client';
 import type { RejectionTally } from '../github/webhooks';
 import type { Services } from '../operations/services';
+import type { EventStreams } from './event-stream';
 import { registerWebhookMetrics, webhookBudget } from './webhooks';
 
-export async function mountOps(app: FastifyInstance, services: Services, rejections: RejectionTally) {
+export async function mountOps(
+  app: FastifyInstance,
+  services: Services,
+  rejections: RejectionTally,
+  streams: EventStreams,
+) {
   const registry = new client.Registry();
   client.collectDefaultMetrics({ register: registry, prefix: 'svc_' });
   const requests = new client.Counter({
@@ -30,6 +36,15 @@ export async function mountOps(app: FastifyInstance, services: Services, rejecti
     },
   });
   void runsGauge;
+  const streamsGauge = new client.Gauge({
+    name: 'svc_event_streams_open',
+    help: 'Server-Sent Event streams open now (GET /api/v1/tasks/{task_id}/events).',
+    registers: [registry],
+    collect() {
+      this.set(streams.openCount);
+    },
+  });
+  void streamsGauge;
 
   registerWebhookMetrics(registry, rejections, webhookBudget(app));
 

@@ -16,6 +16,7 @@ import { openDatabase } from '../../src/storage/database';
 import { FAST, silent } from '../engine/helpers';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { DATABASE_KINDS } from '../helpers/db';
+import { eventually, openStreams } from '../helpers/event-streams';
 import { makeRepo, makeReposDir } from '../helpers/git';
 
 interface Received {
@@ -101,9 +102,10 @@ describe.each(DATABASE_KINDS)('task events on %s', (kind) => {
   let pinnedB: string;
   let workerDb: Database | null = null;
   let worker: Worker;
+  let reposDir: string;
 
   beforeAll(async () => {
-    const reposDir = makeReposDir();
+    reposDir = makeReposDir();
     for (const name of ['events-a', 'events-b'])
       makeRepo(reposDir, `acme/${name}`, { 'a.ts': 'export {};\n' });
     t = await createTestApp({ kind, reposDir });
@@ -238,6 +240,28 @@ describe.each(DATABASE_KINDS)('task events on %s', (kind) => {
     expect(unauthenticated.status).toBe(401);
   });
 
+  it('closes its stream when the client leaves', async () => {
+    // Not claimable for an hour: the run stays pending, its stream open until the client leaves.
+    const { task } = await t.services.engine.createTask({
+      workspaceId: t.workspaceId,
+      projectId: projectA,
+      kind: 'diagnostic',
+      title: 'left',
+      input: {},
+      availableAt: new Date(Date.now() + 3_600_000),
+    });
+    const taskId = task.id;
+    const leave = new AbortController();
+    const response = await fetch(eventsUrl(taskId), {
+      headers: { accept: 'text/event-stream', ...headersA() },
+      signal: leave.signal,
+    });
+    await response.body?.getReader().read();
+    expect(await openStreams(t)).toBe(1);
+    leave.abort();
+    await eventually(async () => (await openStreams(t)) === 0, 'the stream to close');
+  });
+
   it('is described in the OpenAPI document: a JSON page or text/event-stream, resumed with Last-Event-ID', async () => {
     const doc = (await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).json();
     const operation = doc.paths['/api/v1/tasks/{task_id}/events'].get;
@@ -254,16 +278,30 @@ describe.each(DATABASE_KINDS)('task events on %s', (kind) => {
   });
 
   it('ends an open stream when the server closes', async () => {
-    // With no worker left, the task's run stays pending and its stream open.
-    await worker.drain(0);
-    const taskId = await diagnostic({});
+    // A server of its own with no worker: the task's run stays pending and its stream open.
+    const own = await createTestApp({ kind, reposDir });
+    const ownBase = await own.app.listen({ port: 0, host: '127.0.0.1' });
+    const project = await createProject(own, 'acme/events-a');
+    const { task } = await own.services.engine.createTask({
+      workspaceId: own.workspaceId,
+      projectId: project,
+      kind: 'diagnostic',
+      title: 'open',
+      input: {},
+    });
     let begun: () => void = () => {};
     const streaming = new Promise<void>((resolve) => {
       begun = resolve;
     });
-    const open = readStream(eventsUrl(taskId), headersA(), Number.POSITIVE_INFINITY, () => begun());
+    const headers = { ...bearer(own.workspaceKey), 'project-id': project };
+    const open = readStream(
+      `${ownBase}/api/v1/tasks/${task.id}/events`,
+      headers,
+      Number.POSITIVE_INFINITY,
+      () => begun(),
+    );
     await streaming;
-    await t.app.close();
+    await own.close();
     const read = await open;
     expect(read.ended).toBe(true);
     expect(read.events.map((e) => e.record.data.status)).toEqual(['pending']);

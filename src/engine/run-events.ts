@@ -203,6 +203,8 @@ async function messagesAfter(
 
 /** How often the embedded database's write generation is looked at while nothing changed. */
 const GENERATION_TICK_MS = 50;
+/** Events read at once while following: a long transcript is caught up with in a few reads. */
+const FOLLOW_PAGE_SIZE = 200;
 
 /**
  * Follows the task's events after `after` until its latest run has ended, yielding each page of
@@ -216,10 +218,11 @@ export async function* followRunEvents(
   after: EventPosition,
   options: { pollMs: number; signal: AbortSignal; pageSize?: number },
 ): AsyncGenerator<RunEvent[], void> {
+  const pageSize = options.pageSize ?? FOLLOW_PAGE_SIZE;
   let position = after;
   while (!options.signal.aborted) {
     const generation = db.writeGeneration();
-    const { events, final } = await readRunEvents(db, taskId, position, options.pageSize ?? 200);
+    const { events, final } = await readRunEvents(db, taskId, position, pageSize);
     const last = events[events.length - 1];
     if (last) {
       position = last.position;
@@ -227,7 +230,7 @@ export async function* followRunEvents(
     }
     if (final) return;
     // A full page may have more behind it: read on at once.
-    if (events.length < (options.pageSize ?? 200)) await nextChange(db, generation, options);
+    if (events.length < pageSize) await nextChange(db, generation, options);
   }
 }
 

@@ -21,7 +21,7 @@ import {
 import { defineOperation, type OperationContext } from './registry';
 import { decimalParam, iso, nullableTimestamp } from './schemas/common';
 import { runErrorJson, runMessage } from './schemas/task';
-import { messageRecord } from './tasks';
+import { loadTask, messageRecord, taskParams } from './tasks';
 
 const statusData = z
   .object({
@@ -115,9 +115,6 @@ async function startingPoint(ctx: OperationContext, taskId: string, after: strin
   return position;
 }
 
-const loadTask = (ctx: OperationContext, taskId: string) =>
-  ctx.services.engine.getTask(ctx.workspaceId, ctx.projectId, taskId);
-
 const query = z.strictObject({
   after: eventIdParam
     .optional()
@@ -146,9 +143,7 @@ export const tasksEvents = defineOperation({
     'Otherwise the answer is one JSON page of the events after `after`. ' +
     'Over MCP, `wait: true` sends each event as a progress notification when the call has a `progressToken`.',
   scope: 'project',
-  params: z.strictObject({
-    task_id: z.string().min(1).max(200).describe('Task id (a review id works too).'),
-  }),
+  params: taskParams,
   query,
   response: eventsPage,
   eventStream: {

@@ -8,11 +8,12 @@ import { listOf, listQuery } from './schemas/common';
 import { decodeCursor, encodeCursor } from './schemas/cursor';
 import { runReceipt, runStatusBlock, taskRecord, transcript } from './schemas/task';
 
-const taskParams = z.strictObject({
+export const taskParams = z.strictObject({
   task_id: z.string().min(1).max(200).describe('Task id (a review id works too).'),
 });
 
-const loadTask = (ctx: OperationContext, taskId: string) =>
+/** The task `taskId` as the caller's key and project see it (404 otherwise). */
+export const loadTask = (ctx: OperationContext, taskId: string) =>
   ctx.services.engine.getTask(ctx.workspaceId, ctx.projectId, taskId);
 
 const get = defineOperation({

@@ -6,6 +6,7 @@
  * the end of the stream with the run's end, a resume with Last-Event-ID (nothing twice, nothing
  * missing), the JSON page, tenancy, and that closing the server ends open streams.
  */
+import { get, type IncomingMessage } from 'node:http';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Engine } from '../../src/engine/engine';
@@ -251,14 +252,17 @@ describe.each(DATABASE_KINDS)('task events on %s', (kind) => {
       availableAt: new Date(Date.now() + 3_600_000),
     });
     const taskId = task.id;
-    const leave = new AbortController();
-    const response = await fetch(eventsUrl(taskId), {
-      headers: { accept: 'text/event-stream', ...headersA() },
-      signal: leave.signal,
-    });
-    await response.body?.getReader().read();
+    // A connection of its own (no pooled keep-alive socket): leaving is closing it.
+    const response = await new Promise<IncomingMessage>((resolve, reject) =>
+      get(
+        eventsUrl(taskId),
+        { agent: false, headers: { accept: 'text/event-stream', ...headersA() } },
+        resolve,
+      ).on('error', reject),
+    );
+    await new Promise((resolve) => response.once('data', resolve));
     expect(await openStreams(t)).toBe(1);
-    leave.abort();
+    response.destroy();
     await eventually(async () => (await openStreams(t)) === 0, 'the stream to close');
   });
 

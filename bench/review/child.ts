@@ -17,6 +17,8 @@ import { Worker } from '../../src/engine/worker';
 import { buildApp } from '../../src/http/app';
 import { createServices, type Started } from '../../src/main';
 import { createReview } from '../../src/review/service';
+import { prepareBuiltinSkills } from '../../src/reviewers/builtin/engine';
+import { loadCatalog } from '../../src/skills/catalog';
 import { newId } from '../../src/storage/ids';
 import { findings, projects, runFindings } from '../../src/storage/schema';
 
@@ -262,6 +264,9 @@ export async function runChild(input: ChildInput): Promise<ChildResult> {
       .values({ id: projectId, workspaceId, name: 'shop', repoFullName: input.repo, installationId: 1 });
     worker = new Worker(services.engine, { concurrency: config.workerConcurrency });
     await worker.start();
+    // As `svc serve` does once its worker started (src/cli/prepare-analysis.ts): the rules are
+    // compiled before a review comes, here before the measured one.
+    await prepareBuiltinSkills(loadCatalog);
 
     let app: Awaited<ReturnType<typeof buildApp>> | null = null;
     let base = '';

@@ -11,6 +11,7 @@ import type { Config } from '../config';
 import { Worker } from '../engine/worker';
 import { buildApp } from '../http/app';
 import { createServices } from '../main';
+import { prepareAnalysisInBackground } from './prepare-analysis';
 
 export async function serveCommand(config: Config, logger: Logger): Promise<void> {
   // Where a start's time goes, in the 'svc serving' line (process start → each phase's end).
@@ -52,6 +53,7 @@ export async function serveCommand(config: Config, logger: Logger): Promise<void
     logger.info('SVC_BOOTSTRAP_KEY registered as the first workspace key');
   }
   await worker?.start();
+  if (worker) prepareAnalysisInBackground(logger);
   watcher?.start();
   deadlines.start();
   logger.info(

@@ -13,6 +13,7 @@ import { Worker } from '../engine/worker';
 import { createEngine } from '../main';
 import { openDatabase } from '../storage/database';
 import { migrate } from '../storage/migrate';
+import { prepareAnalysisInBackground } from './prepare-analysis';
 
 export async function workerCommand(config: Config, logger: Logger): Promise<void> {
   const db = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -21,6 +22,7 @@ export async function workerCommand(config: Config, logger: Logger): Promise<voi
   const { engine } = createEngine(config, db, logger);
   const worker = new Worker(engine, { concurrency: config.workerConcurrency });
   await worker.start();
+  prepareAnalysisInBackground(logger);
 
   await new Promise<void>((resolve) => {
     let stopping = false;

@@ -9,7 +9,7 @@
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { parse } from '@ast-grep/napi';
-import { runCooperatively, type Steps, TURN_MS } from '../../core/cooperative';
+import { runCooperatively, type Steps, slicer, TURN_MS } from '../../core/cooperative';
 import { isForeignCode, roleOfPath } from '../../core/file-roles';
 import { pathSelected } from '../../core/globs';
 import { type FindingDraft, FOUND_SECRETS } from '../../core/review';
@@ -135,6 +135,38 @@ function* compileSteps(skill: CatalogSkill): Steps<CompiledSkill> {
   return { byLanguage, invalid };
 }
 
+/**
+ * The rules whose prefilter the content passes. Each test reads the whole file (a few to tens of
+ * milliseconds for 1 MB), and this runs on the server's thread: it gives the event loop a turn
+ * whenever this turn's cooperative work has had its share (core/cooperative.ts).
+ */
+async function rulesFor(rules: CompiledRule[], content: string): Promise<CompiledRule[]> {
+  const turnOver = slicer(Number.POSITIVE_INFINITY);
+  const passing: CompiledRule[] = [];
+  for (const c of rules) {
+    if (c.prefilter === null) {
+      passing.push(c);
+      continue;
+    }
+    if (turnOver()) await nextTurn();
+    if (c.prefilter.test(content)) passing.push(c);
+  }
+  return passing;
+}
+
+/**
+ * Loads the catalog and compiles every rule skill of it, so that the first review after a start
+ * does not do it on the server's thread while it answers requests: parsing the rules' YAML and
+ * checking each rule take about a second of CPU, in slices, but slices enough to delay requests
+ * that need several turns of the event loop. `svc serve` and `svc worker` start it in the
+ * background; a review that comes first awaits the same work (both are cached per process).
+ */
+export async function prepareBuiltinSkills(catalog: () => Promise<CatalogSkill[]>): Promise<void> {
+  for (const skill of await catalog()) {
+    if (skill.engine === 'ast-grep') await compileSkill(skill);
+  }
+}
+
 /** Files a rule engine can read: present at head, text, diffed in full, with added lines. */
 function readable(file: ReviewFile): file is ReviewFile & { content: string } {
   const d = file.diff;
@@ -229,12 +261,14 @@ export async function runBuiltinSkill(
       const role = file.role ?? 'production';
       // Generated and vendored code was not written in this change: only secrets are looked for.
       if (isForeignCode(role)) return;
-      const rules = (compiled.byLanguage.get(language) ?? []).filter(
-        (c) =>
-          (role === 'production' || !c.rule.productionOnly) &&
-          (c.rule.runtime === undefined || targets.applies(c.rule.runtime)) &&
-          pathSelected(file.diff.path, c.rule.files, c.rule.ignores) &&
-          (c.prefilter === null || c.prefilter.test(file.content)),
+      const rules = await rulesFor(
+        (compiled.byLanguage.get(language) ?? []).filter(
+          (c) =>
+            (role === 'production' || !c.rule.productionOnly) &&
+            (c.rule.runtime === undefined || targets.applies(c.rule.runtime)) &&
+            pathSelected(file.diff.path, c.rule.files, c.rule.ignores),
+        ),
+        file.content,
       );
       // A file may call a helper of a module it imports that runs a command, without naming any sink itself.
       const followsImports =

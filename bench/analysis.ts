@@ -27,9 +27,9 @@ import { MAX_FILE_BYTES, runBuiltinSkill } from '../src/reviewers/builtin/engine
 import { catalogSkill } from '../src/skills/catalog';
 import {
   type AnalysisLanguage,
+  BENCH_SHAPES,
   EXTENSION,
   LANGUAGES,
-  SHAPES,
   type Shape,
   worstCase,
   worstCaseOfSize,
@@ -62,7 +62,7 @@ async function scaling(): Promise<ScalingRow[]> {
   if (!skill) throw new Error('no security skill');
   const rows: ScalingRow[] = [];
   for (const language of LANGS) {
-    for (const shape of SHAPES) {
+    for (const shape of BENCH_SHAPES) {
       for (const n of NS) {
         const code = worstCase(language, shape, n);
         const file = {
@@ -211,7 +211,7 @@ function render(rows: ScalingRow[], svc: { rows: ServiceRow[]; bytes: number[] }
       `|---|---|${NS.map(() => '---:').join('|')}|`,
     );
     for (const language of LANGS) {
-      for (const shape of SHAPES) {
+      for (const shape of BENCH_SHAPES) {
         const cells = NS.map((n) => {
           const r = rows.find((x) => x.language === language && x.shape === shape && x.n === n);
           if (!r) return '';

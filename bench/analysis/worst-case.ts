@@ -9,13 +9,23 @@
  *   of one name, each in its own scope (the probe's shape);
  * - one-function: one function with N sinks reading names declared and appended to before each;
  * - distinct-names: N module-level declarations of N different names, each passed to a sink;
- * - appends: one binding appended to N times, read by a sink after each append.
+ * - appends: one binding appended to N times, read by a sink after each append;
+ * - paths: one handler opening N files, each at a path joined from request data declared just
+ *   above it: the path-traversal rules' shape (a declaration to find and a containment check to
+ *   look for, per sink, in the same function).
  */
 
 export type AnalysisLanguage = 'javascript' | 'python' | 'go' | 'java';
-export type Shape = 'functions' | 'one-function' | 'distinct-names' | 'appends';
+export type Shape = 'functions' | 'one-function' | 'distinct-names' | 'appends' | 'paths';
 
+/** The shapes whose flow work the tests hold to linear (test/reviewers/builtin/analysis-bounds.test.ts). */
 export const SHAPES: readonly Shape[] = ['functions', 'one-function', 'distinct-names', 'appends'];
+/**
+ * What `npm run bench:analysis` times: those, and `paths`, whose cost is the path-traversal rules'
+ * own search of the function around each sink (quadratic in the sinks of one function today;
+ * docs/benchmarks.md), not the flow adapter's work.
+ */
+export const BENCH_SHAPES: readonly Shape[] = [...SHAPES, 'paths'];
 export const LANGUAGES: readonly AnalysisLanguage[] = ['javascript', 'python', 'go', 'java'];
 
 export const EXTENSION: Record<AnalysisLanguage, string> = {
@@ -43,6 +53,8 @@ function javascript(shape: Shape, n: number): string {
       );
     case 'appends':
       return `${head}function handler(req) {\n  let cmd = 'ls';\n${lines(n, (i) => `  cmd += ' ' + req.query.p${i};\n  exec(cmd);`)}\n}`;
+    case 'paths':
+      return `const fs = require('fs');\nconst path = require('path');\nfunction handler(req) {\n${lines(n, (i) => `  const p${i} = path.join(__dirname, req.query.f${i});\n  fs.readFileSync(p${i});`)}\n}`;
   }
 }
 
@@ -60,6 +72,8 @@ function python(shape: Shape, n: number): string {
       return head + lines(n, (i) => `c${i} = "ls " + input${i}\nos.system(c${i})`);
     case 'appends':
       return `${head}def handler(request):\n    cmd = "ls"\n${lines(n, (i) => `    cmd += " " + request.args["p${i}"]\n    os.system(cmd)`)}\n`;
+    case 'paths':
+      return `${head}def handler(request):\n${lines(n, (i) => `    p${i} = os.path.join(BASE, request.args["f${i}"])\n    open(p${i})`)}\n`;
   }
 }
 
@@ -82,6 +96,8 @@ function go(shape: Shape, n: number): string {
       return `${head}var input string\n\nfunc read(r *http.Request) {\n\tinput = r.FormValue("x")\n}\n\n${lines(n, (i) => `var c${i} = "ls " + input`)}\n\nfunc run() {\n${lines(n, (i) => `\texec.Command("sh", "-c", c${i}).Run()`)}\n}`;
     case 'appends':
       return `${head}func handler(r *http.Request) {\n\tcmd := "ls"\n${lines(n, (i) => `\tcmd += " " + r.FormValue("p${i}")\n\texec.Command("sh", "-c", cmd).Run()`)}\n}`;
+    case 'paths':
+      return `package main\n\nimport (\n\t"net/http"\n\t"os"\n\t"path/filepath"\n)\n\nfunc handler(r *http.Request) {\n${lines(n, (i) => `\tp${i} := filepath.Join("/srv", r.FormValue("f${i}"))\n\tos.Open(p${i})`)}\n}`;
   }
 }
 
@@ -96,6 +112,8 @@ function java(shape: Shape, n: number): string {
       return `${head}    private String input;\n${lines(n, (i) => `    private String c${i} = "ls " + input;`)}\n    public void run() throws Exception {\n${lines(n, (i) => `        Runtime.getRuntime().exec(c${i});`)}\n    }\n}\n`;
     case 'appends':
       return `${head}    public void handler(String x) throws Exception {\n        String cmd = "ls";\n${lines(n, (i) => `        cmd += " " + x + "${i}";\n        Runtime.getRuntime().exec(cmd);`)}\n    }\n}\n`;
+    case 'paths':
+      return `${head}    public void handler(HttpServletRequest request) throws Exception {\n${lines(n, (i) => `        File f${i} = new File("/srv", request.getParameter("f${i}"));\n        new FileInputStream(f${i});`)}\n    }\n}\n`;
   }
 }
 

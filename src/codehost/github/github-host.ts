@@ -53,6 +53,8 @@ export const REVIEW_COMMENT_BATCH = 50;
 export const COMPARE_FILE_CAP = 300;
 /** Files the pull request files endpoint lists at most (GitHub's documented cap). */
 export const PULL_FILES_CAP = 3000;
+/** Items per page of GitHub's list endpoints (their maximum). */
+const PAGE_SIZE = 100;
 /** GitHub refuses check output fields longer than this. */
 const CHECK_TEXT_MAX = 65_535;
 const OID = /^[0-9a-f]{40}$/;
@@ -334,73 +336,74 @@ export class GitHubCodeHost implements CodeHost {
     const pr = await this.getPullRequest(fullName, number);
     if (pr.headSha !== headSha || pr.mergeBaseSha !== mergeBase) return null;
     const { owner, repo } = this.split(fullName);
-    const files: GitHubDiffEntry[] = [];
-    for (let page = 1; files.length < PULL_FILES_CAP; page++) {
-      const batch = await this.call(
-        `files of pull request ${number} of ${fullName}`,
-        async () =>
-          (
-            await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/files', {
-              owner,
-              repo,
-              pull_number: number,
-              per_page: 100,
-              page,
-            })
-          ).data,
-      );
-      files.push(...(batch as GitHubDiffEntry[]));
-      if (batch.length < 100) break;
-    }
-    return files;
+    return this.pages(
+      PULL_FILES_CAP / PAGE_SIZE,
+      `files of pull request ${number} of ${fullName}`,
+      async (page) =>
+        (
+          await this.octokit.request('GET /repos/{owner}/{repo}/pulls/{pull_number}/files', {
+            owner,
+            repo,
+            pull_number: number,
+            per_page: PAGE_SIZE,
+            page,
+          })
+        ).data as GitHubDiffEntry[],
+    );
   }
 
   /** The compare's commits, 100 a page; GitHub lists at most 250 of them. */
   async listCommits(fullName: string, baseSha: string, headSha: string): Promise<CommitMessage[]> {
     const { owner, repo } = this.split(fullName);
-    const commits: CommitMessage[] = [];
-    for (let page = 1; page <= 3; page++) {
-      const data = await this.call(
-        `commits of ${fullName} from ${baseSha.slice(0, 12)} to ${headSha.slice(0, 12)}`,
-        async () =>
-          (
-            await this.octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', {
-              owner,
-              repo,
-              basehead: `${baseSha}...${headSha}`,
-              per_page: 100,
-              page,
-            })
-          ).data,
-      );
-      commits.push(...data.commits.map((c) => ({ sha: c.sha, message: c.commit.message })));
-      if (data.commits.length < 100) break;
-    }
-    return commits;
+    const commits = await this.pages(
+      3,
+      `commits of ${fullName} from ${baseSha.slice(0, 12)} to ${headSha.slice(0, 12)}`,
+      async (page) =>
+        (
+          await this.octokit.request('GET /repos/{owner}/{repo}/compare/{basehead}', {
+            owner,
+            repo,
+            basehead: `${baseSha}...${headSha}`,
+            per_page: PAGE_SIZE,
+            page,
+          })
+        ).data.commits,
+    );
+    return commits.map((c) => ({ sha: c.sha, message: c.commit.message }));
   }
 
   /** The pull request's issue comments, 100 a page, at most 1,000. */
   async listConversation(fullName: string, number: number): Promise<ConversationComment[]> {
     const { owner, repo } = this.split(fullName);
-    const comments: ConversationComment[] = [];
-    for (let page = 1; page <= 10; page++) {
-      const batch = await this.call(
-        `comments of pull request ${number} of ${fullName}`,
-        async () =>
-          (
-            await this.octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
-              owner,
-              repo,
-              issue_number: number,
-              per_page: 100,
-              page,
-            })
-          ).data,
-      );
-      comments.push(...batch.map((c) => ({ id: String(c.id), body: c.body ?? '' })));
-      if (batch.length < 100) break;
+    const comments = await this.pages(
+      10,
+      `comments of pull request ${number} of ${fullName}`,
+      async (page) =>
+        (
+          await this.octokit.request('GET /repos/{owner}/{repo}/issues/{issue_number}/comments', {
+            owner,
+            repo,
+            issue_number: number,
+            per_page: PAGE_SIZE,
+            page,
+          })
+        ).data,
+    );
+    return comments.map((c) => ({ id: String(c.id), body: c.body ?? '' }));
+  }
+
+  /**
+   * Up to `maxPages` pages of PAGE_SIZE items, in order, each read through `call` (retries,
+   * errors named by `what`); stops at the first page that is not full.
+   */
+  private async pages<T>(maxPages: number, what: string, read: (page: number) => Promise<T[]>): Promise<T[]> {
+    const items: T[] = [];
+    for (let page = 1; page <= maxPages; page++) {
+      const batch = await this.call(what, () => read(page));
+      items.push(...batch);
+      if (batch.length < PAGE_SIZE) break;
     }
-    return comments;
+    return items;
   }
 
   async readFile(fullName: string, ref: string, path: string): Promise<Buffer | null> {

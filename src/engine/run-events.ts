@@ -53,9 +53,12 @@ const FIELDS = ['run', 'stage', 'seq', 'version'] as const;
 /** The event id a client sees and sends back as `Last-Event-ID`: the position's four numbers. */
 export const encodePosition = (p: EventPosition) => FIELDS.map((f) => p[f]).join('.');
 
+/** What an event id looks like: four numbers, the second a stage. */
+export const EVENT_ID_PATTERN = /^(\d{1,9})\.([0-3])\.(\d{1,18})\.(\d{1,18})$/;
+
 /** The position an event id names; null when the text is not an id svc issued. */
 export function decodePosition(id: string): EventPosition | null {
-  const match = /^(\d{1,9})\.([0-3])\.(\d{1,18})\.(\d{1,18})$/.exec(id.trim());
+  const match = EVENT_ID_PATTERN.exec(id.trim());
   if (!match) return null;
   const [run, stage, seq, version] = match.slice(1).map(Number) as [number, number, number, number];
   if (run < 1 || !Number.isSafeInteger(seq) || !Number.isSafeInteger(version)) return null;

@@ -11,6 +11,7 @@ import { RUN_STATUSES } from '../core/runs';
 import { errorJson } from '../engine/projection';
 import {
   decodePosition,
+  EVENT_ID_PATTERN,
   type EventPosition,
   encodePosition,
   followRunEvents,
@@ -67,7 +68,7 @@ const eventsPage = z.object({
     .describe("True when this page ends with the end of the task's latest run: nothing follows."),
 });
 
-const eventIdParam = z.string().min(1).max(100);
+const eventIdParam = z.string().min(7).max(60).regex(EVENT_ID_PATTERN);
 
 function record(event: RunEvent): RunEventRecord {
   const id = encodePosition(event.position);
@@ -103,14 +104,18 @@ function record(event: RunEvent): RunEventRecord {
   };
 }
 
-/** Where to start: after the event the client names, or before the task's latest run. */
+/**
+ * Where to start: after the event the client names, or before the task's latest run. An id of a
+ * run the task does not have is refused rather than waited on.
+ */
 async function startingPoint(ctx: OperationContext, taskId: string, after: string | undefined) {
-  if (after === undefined) return latestRunStart(ctx.services.db, taskId);
+  const latest = await latestRunStart(ctx.services.db, taskId);
+  if (after === undefined) return latest;
   const position = decodePosition(after);
-  if (!position)
+  if (!position || position.run > latest.run)
     throw new ApiError(
       'validation_failed',
-      `event id ${JSON.stringify(after)} is not one this service issued; send back an event's \`id\` unchanged`,
+      `event id ${JSON.stringify(after)} is not one this task's events have; send back an event's \`id\` unchanged`,
     );
   return position;
 }
@@ -126,7 +131,7 @@ const query = z.strictObject({
     .enum(['true', 'false'])
     .optional()
     .describe(
-      '`true`: hold the answer until the latest run has ended, the page is full or 25 s passed (a long poll). Over MCP: until the latest run has ended.',
+      '`true`: hold the answer until there is an event after `after` or the run has ended, at most 25 s (a long poll). Over MCP the call follows the run to its end instead.',
     ),
 });
 
@@ -181,18 +186,14 @@ export const tasksEvents = defineOperation({
 /** How long a JSON read with `wait` holds its answer at most, so no request outlives its client by much. */
 const LONG_POLL_MS = 25_000;
 
-/** A long poll: answers once the latest run has ended, `limit` events arrived, or LONG_POLL_MS passed. */
+/** A long poll: answers once there is an event after `after` (or the run ended), or LONG_POLL_MS passed. */
 async function waitForPage(ctx: OperationContext, taskId: string, after: EventPosition, limit: number) {
-  let seen = 0;
   const pages = followRunEvents(ctx.services.db, taskId, after, {
     pollMs: ctx.services.engine.limits.pollMs,
     signal: AbortSignal.timeout(LONG_POLL_MS),
     pageSize: limit,
   });
-  for await (const page of pages) {
-    seen += page.length;
-    if (seen >= limit) break;
-  }
-  // The page itself is read from the same point: `final` then says what is stored.
+  // The first page of new events is enough: leaving the loop ends the follow.
+  for await (const _page of pages) break;
   return readRunEvents(ctx.services.db, taskId, after, limit);
 }

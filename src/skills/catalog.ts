@@ -63,9 +63,12 @@ export interface SkillRule {
    * function of the file whose parameter reaches the sink is a sink for its callers, at any depth:
    * a changed call passing it a non-constant value is reported at the call, even when the helper
    * and its sink are on lines the change left alone (the adapter's `callersReaching`; a language
-   * without it follows no helper).
+   * without it follows no helper). With `caller_text` as well, what a caller passes is held to
+   * that expression instead of `text`, and a sink whose own value fails `text` (a wrapper's
+   * parameter: `void execute(String sql) { stmt.executeUpdate(sql); }`) is not reported itself
+   * but still makes its callers sinks.
    */
-  flow?: { value: string; text?: string; unlessBoundBy?: string[]; callers?: boolean };
+  flow?: { value: string; text?: string; unlessBoundBy?: string[]; callers?: boolean; callerText?: string };
   /**
    * A metavariable of the rule (`CTOR` for `$CTOR`) naming where the defect is made when that is
    * not the match itself: the finding is placed there when the change touched its lines, else at
@@ -361,6 +364,17 @@ function toFlow(raw: unknown, where: string, fail: (file: string, problem: strin
   if (raw.callers !== undefined) {
     if (typeof raw.callers !== 'boolean') return fail(where, 'flow.callers must be true or false');
     if (raw.callers) flow.callers = true;
+  }
+  if (raw.caller_text !== undefined) {
+    if (!flow.callers) return fail(where, 'flow.caller_text needs flow.callers: true');
+    if (typeof raw.caller_text !== 'string')
+      return fail(where, 'flow.caller_text must be a regular expression');
+    try {
+      new RegExp(raw.caller_text, 'i');
+    } catch (error) {
+      return fail(where, `flow.caller_text is not a regular expression: ${(error as Error).message}`);
+    }
+    flow.callerText = raw.caller_text;
   }
   return flow;
 }

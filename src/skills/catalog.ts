@@ -66,9 +66,18 @@ export interface SkillRule {
    * without it follows no helper). With `caller_text` as well, what a caller passes is held to
    * that expression instead of `text`, and a sink whose own value fails `text` (a wrapper's
    * parameter: `void execute(String sql) { stmt.executeUpdate(sql); }`) is not reported itself
-   * but still makes its callers sinks.
+   * but still makes its callers sinks. With `guards: true`, a sink whose line the change left
+   * alone is reported at the condition of the `if` around it when the change edited that
+   * condition: it decides which values reach the sink (an allow-list check dropped from it).
    */
-  flow?: { value: string; text?: string; unlessBoundBy?: string[]; callers?: boolean; callerText?: string };
+  flow?: {
+    value: string;
+    text?: string;
+    unlessBoundBy?: string[];
+    callers?: boolean;
+    callerText?: string;
+    guards?: boolean;
+  };
   /**
    * A metavariable of the rule (`CTOR` for `$CTOR`) naming where the defect is made when that is
    * not the match itself: the finding is placed there when the change touched its lines, else at
@@ -375,6 +384,10 @@ function toFlow(raw: unknown, where: string, fail: (file: string, problem: strin
       return fail(where, `flow.caller_text is not a regular expression: ${(error as Error).message}`);
     }
     flow.callerText = raw.caller_text;
+  }
+  if (raw.guards !== undefined) {
+    if (typeof raw.guards !== 'boolean') return fail(where, 'flow.guards must be true or false');
+    if (raw.guards) flow.guards = true;
   }
   return flow;
 }

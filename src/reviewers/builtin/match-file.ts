@@ -176,6 +176,14 @@ export function* matchFile(
       if (reach === 'sink') report(anchor && changedLinesOf(file, anchor) ? anchor : node, null, identity);
       // `flow.callers`: a same-file function whose parameter reaches this sink is a sink for its
       // callers; each call passing it a value the code does not fix is reported where it is made.
+      // `flow.guards`: the sink's line untouched, the condition deciding whether it runs edited.
+      // Known by the sink and the condition's code, so a base with the same condition had it.
+      const guard = rule.flow?.guards && reach === 'sink' ? guardOf(node) : null;
+      if (guard) {
+        const key = matchKey(compiled.ruleId, `${node.text()}\u0000${lines.of(guard)}`);
+        if (changedLinesOf(file, node)) trailingKeys.push(key);
+        else report(guard, guardedHere(node), `${node.text()}\u0000${lines.of(guard)}`);
+      }
       const value = rule.flow?.callers ? flagged : null;
       if (value) {
         const passedText = compiled.callerText ?? compiled.flowText;
@@ -271,6 +279,39 @@ function identityOf(node: SgNode, flagged: SgNode | null): string {
 /** What a finding on a line the sink's value is built on adds to the rule's note. */
 function builtHere(source: SgNode, sink: SgNode): string {
   return `This line gives the value \`${shortText(source.text())}\`, which reaches \`${shortText(sink.text())}\` at line ${sink.range().start.line + 1}: the change altered the value that reaches it.`;
+}
+
+/** The `if` conditions that decide whether a sink runs (`elif` in Python); their function ends the search. */
+const CONDITIONALS = new Set(['if_statement', 'elif_clause']);
+const FUNCTIONS = new Set([
+  'function_definition',
+  'function_declaration',
+  'function_expression',
+  'arrow_function',
+  'method_definition',
+  'method_declaration',
+  'constructor_declaration',
+  'lambda',
+  'lambda_expression',
+  'func_literal',
+]);
+
+/** The condition of the nearest `if` around `sink` within its function, unless the sink is in it. */
+function guardOf(sink: SgNode): SgNode | null {
+  for (const a of sink.ancestors()) {
+    const kind = a.kind() as string;
+    if (FUNCTIONS.has(kind)) return null;
+    if (!CONDITIONALS.has(kind)) continue;
+    const condition = a.field('condition');
+    const end = condition?.range().end.index ?? -1;
+    return condition && sink.range().start.index >= end ? condition : null;
+  }
+  return null;
+}
+
+/** What a finding on the condition of an unchanged sink adds to the rule's note. */
+function guardedHere(sink: SgNode): string {
+  return `This condition decides whether \`${shortText(sink.text())}\` at line ${sink.range().start.line + 1} runs: the change altered which values reach it.`;
 }
 
 /** Where a helper call's value comes from and how it reaches the sink, for the finding's body. */

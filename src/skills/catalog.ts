@@ -355,40 +355,38 @@ function toFlow(raw: unknown, where: string, fail: (file: string, problem: strin
   if (!isRecord(raw) || typeof raw.value !== 'string' || !/^[A-Z_][A-Z0-9_]*$/.test(raw.value))
     return fail(where, 'flow.value must name a metavariable (e.g. SQL for $SQL)');
   const flow: NonNullable<SkillRule['flow']> = { value: raw.value };
-  if (raw.text !== undefined) {
-    if (typeof raw.text !== 'string') return fail(where, 'flow.text must be a regular expression');
+  /** A regular expression under `key` (tested case-insensitively), or undefined when absent. */
+  const pattern = (key: 'text' | 'caller_text'): string | undefined => {
+    const value = raw[key];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') return fail(where, `flow.${key} must be a regular expression`);
     try {
-      new RegExp(raw.text, 'i');
+      new RegExp(value, 'i');
     } catch (error) {
-      return fail(where, `flow.text is not a regular expression: ${(error as Error).message}`);
+      return fail(where, `flow.${key} is not a regular expression: ${(error as Error).message}`);
     }
-    flow.text = raw.text;
-  }
+    return value;
+  };
+  const flag = (key: 'callers' | 'guards'): boolean => {
+    if (raw[key] !== undefined && typeof raw[key] !== 'boolean')
+      return fail(where, `flow.${key} must be true or false`);
+    return raw[key] === true;
+  };
+  const text = pattern('text');
+  if (text !== undefined) flow.text = text;
   if (raw.unless_bound_by !== undefined) {
     const callees = stringList(raw.unless_bound_by);
     if (!callees || callees.length === 0 || !callees.every((c) => CALLEE.test(c)))
       return fail(where, 'flow.unless_bound_by must list calls as pkg.Func (e.g. exec.LookPath)');
     flow.unlessBoundBy = callees;
   }
-  if (raw.callers !== undefined) {
-    if (typeof raw.callers !== 'boolean') return fail(where, 'flow.callers must be true or false');
-    if (raw.callers) flow.callers = true;
-  }
-  if (raw.caller_text !== undefined) {
+  if (flag('callers')) flow.callers = true;
+  const callerText = pattern('caller_text');
+  if (callerText !== undefined) {
     if (!flow.callers) return fail(where, 'flow.caller_text needs flow.callers: true');
-    if (typeof raw.caller_text !== 'string')
-      return fail(where, 'flow.caller_text must be a regular expression');
-    try {
-      new RegExp(raw.caller_text, 'i');
-    } catch (error) {
-      return fail(where, `flow.caller_text is not a regular expression: ${(error as Error).message}`);
-    }
-    flow.callerText = raw.caller_text;
+    flow.callerText = callerText;
   }
-  if (raw.guards !== undefined) {
-    if (typeof raw.guards !== 'boolean') return fail(where, 'flow.guards must be true or false');
-    if (raw.guards) flow.guards = true;
-  }
+  if (flag('guards')) flow.guards = true;
   return flow;
 }
 

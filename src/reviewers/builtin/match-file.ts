@@ -174,16 +174,16 @@ export function* matchFile(
       const flagged = rule.flow ? (node.getMatch(rule.flow.value) ?? null) : null;
       const identity = identityOf(node, flagged);
       if (reach === 'sink') report(anchor && changedLinesOf(file, anchor) ? anchor : node, null, identity);
-      // `flow.callers`: a same-file function whose parameter reaches this sink is a sink for its
-      // callers; each call passing it a value the code does not fix is reported where it is made.
       // `flow.guards`: the sink's line untouched, the condition deciding whether it runs edited.
       // Known by the sink and the condition's code, so a base with the same condition had it.
       const guard = rule.flow?.guards && reach === 'sink' ? guardOf(node) : null;
       if (guard) {
-        const key = matchKey(compiled.ruleId, `${node.text()}\u0000${lines.of(guard)}`);
-        if (changedLinesOf(file, node)) trailingKeys.push(key);
-        else report(guard, guardedHere(node), `${node.text()}\u0000${lines.of(guard)}`);
+        const keyed = `${node.text()}\u0000${lines.of(guard)}`;
+        if (changedLinesOf(file, node)) trailingKeys.push(matchKey(compiled.ruleId, keyed));
+        else report(guard, guardedHere(node), keyed);
       }
+      // `flow.callers`: a same-file function whose parameter reaches this sink is a sink for its
+      // callers; each call passing it a value the code does not fix is reported where it is made.
       const value = rule.flow?.callers ? flagged : null;
       if (value) {
         const passedText = compiled.callerText ?? compiled.flowText;

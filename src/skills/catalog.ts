@@ -63,9 +63,21 @@ export interface SkillRule {
    * function of the file whose parameter reaches the sink is a sink for its callers, at any depth:
    * a changed call passing it a non-constant value is reported at the call, even when the helper
    * and its sink are on lines the change left alone (the adapter's `callersReaching`; a language
-   * without it follows no helper).
+   * without it follows no helper). With `caller_text` as well, what a caller passes is held to
+   * that expression instead of `text`, and a sink whose own value fails `text` (a wrapper's
+   * parameter: `void execute(String sql) { stmt.executeUpdate(sql); }`) is not reported itself
+   * but still makes its callers sinks. With `guards: true`, a sink whose line the change left
+   * alone is reported at the condition of the `if` around it when the change edited that
+   * condition: it decides which values reach the sink (an allow-list check dropped from it).
    */
-  flow?: { value: string; text?: string; unlessBoundBy?: string[]; callers?: boolean };
+  flow?: {
+    value: string;
+    text?: string;
+    unlessBoundBy?: string[];
+    callers?: boolean;
+    callerText?: string;
+    guards?: boolean;
+  };
   /**
    * A metavariable of the rule (`CTOR` for `$CTOR`) naming where the defect is made when that is
    * not the match itself: the finding is placed there when the change touched its lines, else at
@@ -343,25 +355,38 @@ function toFlow(raw: unknown, where: string, fail: (file: string, problem: strin
   if (!isRecord(raw) || typeof raw.value !== 'string' || !/^[A-Z_][A-Z0-9_]*$/.test(raw.value))
     return fail(where, 'flow.value must name a metavariable (e.g. SQL for $SQL)');
   const flow: NonNullable<SkillRule['flow']> = { value: raw.value };
-  if (raw.text !== undefined) {
-    if (typeof raw.text !== 'string') return fail(where, 'flow.text must be a regular expression');
+  /** A regular expression under `key` (tested case-insensitively), or undefined when absent. */
+  const pattern = (key: 'text' | 'caller_text'): string | undefined => {
+    const value = raw[key];
+    if (value === undefined) return undefined;
+    if (typeof value !== 'string') return fail(where, `flow.${key} must be a regular expression`);
     try {
-      new RegExp(raw.text, 'i');
+      new RegExp(value, 'i');
     } catch (error) {
-      return fail(where, `flow.text is not a regular expression: ${(error as Error).message}`);
+      return fail(where, `flow.${key} is not a regular expression: ${(error as Error).message}`);
     }
-    flow.text = raw.text;
-  }
+    return value;
+  };
+  const flag = (key: 'callers' | 'guards'): boolean => {
+    if (raw[key] !== undefined && typeof raw[key] !== 'boolean')
+      return fail(where, `flow.${key} must be true or false`);
+    return raw[key] === true;
+  };
+  const text = pattern('text');
+  if (text !== undefined) flow.text = text;
   if (raw.unless_bound_by !== undefined) {
     const callees = stringList(raw.unless_bound_by);
     if (!callees || callees.length === 0 || !callees.every((c) => CALLEE.test(c)))
       return fail(where, 'flow.unless_bound_by must list calls as pkg.Func (e.g. exec.LookPath)');
     flow.unlessBoundBy = callees;
   }
-  if (raw.callers !== undefined) {
-    if (typeof raw.callers !== 'boolean') return fail(where, 'flow.callers must be true or false');
-    if (raw.callers) flow.callers = true;
+  if (flag('callers')) flow.callers = true;
+  const callerText = pattern('caller_text');
+  if (callerText !== undefined) {
+    if (!flow.callers) return fail(where, 'flow.caller_text needs flow.callers: true');
+    flow.callerText = callerText;
   }
+  if (flag('guards')) flow.guards = true;
   return flow;
 }
 

@@ -24,6 +24,8 @@ export interface CompiledRule {
   config: NapiConfig;
   /** The rule's `flow.text`, compiled. */
   flowText: RegExp | null;
+  /** The rule's `flow.caller_text`, compiled: what a caller passes is held to it. */
+  callerText: RegExp | null;
   /** The rule's `prefilter`, compiled: a file without a match cannot hold a finding. */
   prefilter: RegExp | null;
   /** The rule's `flow.unless_bound_by`, as a set. */
@@ -42,6 +44,7 @@ export function compileRule(skillId: string, rule: SkillRule): CompiledRule {
     ruleId: `${skillId}/${rule.id}`,
     config,
     flowText: rule.flow?.text ? new RegExp(rule.flow.text, 'i') : null,
+    callerText: rule.flow?.callerText ? new RegExp(rule.flow.callerText, 'i') : null,
     prefilter: rule.prefilter ? new RegExp(rule.prefilter) : null,
     unlessBoundBy: rule.flow?.unlessBoundBy ? new Set(rule.flow.unlessBoundBy) : null,
   };
@@ -139,7 +142,8 @@ export function* matchFile(
         droppedInErrors++;
         continue;
       }
-      if (!flowReaches(compiled, node, parsed)) continue;
+      const reach = flowReach(compiled, node, parsed);
+      if (reach === null) continue;
       const { rule } = compiled;
       const body = interpolate(rule.note, node);
       // `keyed`: the code the finding is known by in the base (./preexisting.ts), wherever it is placed.
@@ -169,18 +173,29 @@ export function* matchFile(
       const anchor = rule.anchor ? node.getMatch(rule.anchor) : null;
       const flagged = rule.flow ? (node.getMatch(rule.flow.value) ?? null) : null;
       const identity = identityOf(node, flagged);
-      report(anchor && changedLinesOf(file, anchor) ? anchor : node, null, identity);
+      if (reach === 'sink') report(anchor && changedLinesOf(file, anchor) ? anchor : node, null, identity);
+      // `flow.guards`: the sink's line untouched, the condition deciding whether it runs edited.
+      // Known by the sink and the condition's code, so a base with the same condition had it.
+      const guard = rule.flow?.guards && reach === 'sink' ? guardOf(node) : null;
+      if (guard) {
+        const keyed = `${node.text()}\u0000${lines.of(guard)}`;
+        if (changedLinesOf(file, node)) trailingKeys.push(matchKey(compiled.ruleId, keyed));
+        else report(guard, guardedHere(node), keyed);
+      }
       // `flow.callers`: a same-file function whose parameter reaches this sink is a sink for its
       // callers; each call passing it a value the code does not fix is reported where it is made.
       const value = rule.flow?.callers ? flagged : null;
       if (value) {
-        const sinkText = compiled.flowText ? shapeOf(parsed.language, value, parsed).text : '';
-        for (const reach of callersReaching(parsed.language, value, parsed)) {
-          if (compiled.flowText && !compiled.flowText.test(asPassed(sinkText, reach, parsed))) continue;
+        const passedText = compiled.callerText ?? compiled.flowText;
+        const sinkText = passedText ? shapeOf(parsed.language, value, parsed).text : '';
+        for (const call of callersReaching(parsed.language, value, parsed)) {
+          if (passedText && !passedText.test(asPassed(sinkText, call, parsed))) continue;
           // Known by the sink it reaches and what it passes, not the helper's name: renaming the
           // helper does not make an old call new.
-          report(reach.call, throughHelpers(reach, node), `${identity}\u0000${reach.argument.text()}`);
+          report(call.call, throughHelpers(call, node), `${identity}\u0000${call.argument.text()}`);
         }
+        // A sink reached only through its callers has no value of its own to trace.
+        if (reach === 'callers') continue;
         // The sink's line untouched, a line its value is built on edited: the change altered what
         // reaches the sink there. Known by the sink and that line's code, so a base that built the
         // same value the same way (./preexisting.ts, the trailing keys below) had it already.
@@ -266,6 +281,39 @@ function builtHere(source: SgNode, sink: SgNode): string {
   return `This line gives the value \`${shortText(source.text())}\`, which reaches \`${shortText(sink.text())}\` at line ${sink.range().start.line + 1}: the change altered the value that reaches it.`;
 }
 
+/** The `if` conditions that decide whether a sink runs (`elif` in Python); their function ends the search. */
+const CONDITIONALS = new Set(['if_statement', 'elif_clause']);
+const FUNCTIONS = new Set([
+  'function_definition',
+  'function_declaration',
+  'function_expression',
+  'arrow_function',
+  'method_definition',
+  'method_declaration',
+  'constructor_declaration',
+  'lambda',
+  'lambda_expression',
+  'func_literal',
+]);
+
+/** The condition of the nearest `if` around `sink` within its function, unless the sink is in it. */
+function guardOf(sink: SgNode): SgNode | null {
+  for (const a of sink.ancestors()) {
+    const kind = a.kind() as string;
+    if (FUNCTIONS.has(kind)) return null;
+    if (!CONDITIONALS.has(kind)) continue;
+    const condition = a.field('condition');
+    const end = condition?.range().end.index ?? -1;
+    return condition && sink.range().start.index >= end ? condition : null;
+  }
+  return null;
+}
+
+/** What a finding on the condition of an unchanged sink adds to the rule's note. */
+function guardedHere(sink: SgNode): string {
+  return `This condition decides whether \`${shortText(sink.text())}\` at line ${sink.range().start.line + 1} runs: the change altered which values reach it.`;
+}
+
 /** Where a helper call's value comes from and how it reaches the sink, for the finding's body. */
 function throughHelpers(reach: HelperCall, sink: SgNode): string {
   const path = reach.through.map((t) => `\`${t.helper}()\` (parameter \`${t.parameter}\`)`).join(' → ');
@@ -296,17 +344,20 @@ function lineCount(root: SgNode): number {
  * its function (and, with `flow.text`, when the value's known text matches). A rule whose pattern
  * did not bind the metavariable on this match reports nothing: the rule says what must be checked.
  * With `flow.unless_bound_by`, a variable bound from one of those calls is not reported either.
+ * `sink`: report the match (and follow its callers); `callers`: the value's text fails `flow.text`
+ * but the rule holds callers to `flow.caller_text`, so only its callers are followed; null: neither.
  */
-function flowReaches(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): boolean {
+function flowReach(compiled: CompiledRule, node: SgNode, parsed: ParsedFile): 'sink' | 'callers' | null {
   const flow = compiled.rule.flow;
-  if (!flow) return true;
+  if (!flow) return 'sink';
   const value = node.getMatch(flow.value);
-  if (!value) return false;
+  if (!value) return null;
   const shape = shapeOf(parsed.language, value, parsed);
-  if (shape.constant) return false;
+  if (shape.constant) return null;
   // `git, err := exec.LookPath("git")`: a program the host found, whatever else is assigned.
-  if (compiled.unlessBoundBy && boundBy(parsed.language, value, compiled.unlessBoundBy, parsed)) return false;
-  return compiled.flowText === null || compiled.flowText.test(shape.text);
+  if (compiled.unlessBoundBy && boundBy(parsed.language, value, compiled.unlessBoundBy, parsed)) return null;
+  if (compiled.flowText === null || compiled.flowText.test(shape.text)) return 'sink';
+  return compiled.callerText ? 'callers' : null;
 }
 
 /** What matching one parse found; `budget` is set when the file's budget stopped it early. */

@@ -335,3 +335,41 @@ describe('python security rules on the flow adapter', () => {
     ]);
   });
 });
+
+describe('flow.guards: a changed condition in front of an unchanged SQL sink', () => {
+  const signal = new AbortController().signal;
+  const head = [
+    'def order_by(self, ordering):', // 1
+    '    for field in ordering:', // 2
+    '        if "." in field:', // 3
+    '            table, col = field.split(".", 1)', // 4
+    '            yield RawSQL("%s.%s" % (table, col), [])', // 5
+    '',
+  ].join('\n');
+  /** The sql-injection lines reported when only `changed` lines changed, against `base` when given. */
+  const review = async (changed: number[], base?: string) => {
+    const security = await catalogSkill('security');
+    if (!security) throw new Error('no security skill');
+    const lines = changed.map((l) => ({ start: l, end: l }));
+    const file = { diff: snippetDiffFile('app/compiler.py', head, lines), content: head };
+    const result = await runBuiltinSkill(security, [file], {
+      reviewerId: 'security',
+      signal,
+      ...(base === undefined ? {} : { readBase: async () => new Map([['app/compiler.py', base]]) }),
+    });
+    return result.findings.filter((f) => f.rule === 'security/sql-injection').map((f) => f.line);
+  };
+
+  it('reports the condition when only it changed, and the sink once when both did', async () => {
+    expect(await review([3])).toEqual([3]);
+    expect(await review([3, 4, 5])).toEqual([5]);
+    expect(await review([4])).toEqual([]);
+  });
+
+  it('keeps a condition the base had (re-indented) old, and reports one the change loosened', async () => {
+    const reindented = head.replace('        if "." in field:', '        if  "."  in field:');
+    expect(await review([3], reindented)).toEqual([]);
+    const checked = head.replace('if "." in field:', 'if "." in field and field in self.extra_order_by:');
+    expect(await review([3], checked)).toEqual([3]);
+  });
+});

@@ -141,6 +141,53 @@ describe('Java: a helper whose parameter reaches a command is a sink for its cal
   });
 });
 
+describe('flow.caller_text: a wrapper of a JDBC Statement is a sink for its callers only', () => {
+  const code = [
+    'public class Appender {', // 1
+    '    protected String statement(Event event) {', // 2
+    '        return layout.format(event);', // 3
+    '    }', // 4
+    '    protected void execute(String sql) throws SQLException {', // 5
+    '        try (Statement stmt = connection.createStatement()) {', // 6
+    '            stmt.executeUpdate(sql);', // 7
+    '        }', // 8
+    '    }', // 9
+    '    public void flush(Event event) throws SQLException {', // 10
+    '        execute(statement(event));', // 11
+    '        execute("DELETE FROM log WHERE age > 30");', // 12
+    '    }', // 13
+    '}', // 14
+    '',
+  ].join('\n');
+  const path = 'src/main/java/com/acme/Appender.java';
+
+  it('reports the changed call handing it formatted text, whatever the text reads as', async () => {
+    const found = await findings(path, code, 'sql-injection', lines(11, 12));
+    expect(found.map((f) => f.line)).toEqual([11]);
+    expect(found[0]?.body).toContain('`execute()` (parameter `sql`)');
+  });
+
+  it('does not report the wrapper itself, whose value is only its parameter', async () => {
+    const found = await findings(path, code, 'sql-injection', lines(5, 6, 7, 8, 9));
+    expect(found).toEqual([]);
+  });
+
+  it('is read from a rule file and needs flow.callers', async () => {
+    const manifest =
+      '---\nid: house\ntitle: House\ndescription: House rules.\nlanguages: [java]\n---\nHouse.\n';
+    const rule = (callers: string) =>
+      `id: r\nlanguage: java\nmessage: m\nnote: n\nflow: { value: A${callers}, caller_text: x }\nrule: { pattern: run($A) }\n`;
+    const skill = await skillFromFiles('house', {
+      'SKILL.md': manifest,
+      'rules/r.yml': rule(', callers: true'),
+    });
+    expect(skill.rules[0]?.flow?.callerText).toBe('x');
+    await expect(skillFromFiles('house', { 'SKILL.md': manifest, 'rules/r.yml': rule('') })).rejects.toThrow(
+      /caller_text needs flow.callers/,
+    );
+  });
+});
+
 describe('a rule anchor: where the defect was made, once', () => {
   const code = [
     'public class Receiver {', // 1

@@ -1,22 +1,30 @@
 /**
  * `findAll` over a large tree in pieces, with a yield between them. One `findAll` over a 1 MB
  * file runs 70-400 ms in native code without a break, and a file is searched once per rule: the
- * server could not answer meanwhile. Searching subtrees of at most SLICE_BYTES separately finds
- * the same nodes in the same (pre-)order: relational rules (`inside`, `follows`) still see the
- * whole tree, since a subtree's nodes keep their parents.
+ * file budget is checked, and a cooperative caller yields, only between native calls. Searching
+ * subtrees separately finds the same nodes in the same (pre-)order: relational rules (`inside`,
+ * `follows`) still see the whole tree, since a subtree's nodes keep their parents.
+ *
+ * Every native call compiles the rule again: 0.1-2 ms for most of the catalog's rules, ~10 ms
+ * for one with large case-insensitive regular expressions. So pieces are few and large: an
+ * 80 KB file cut into 32 KB pieces, its statements searched one call each, made 284 calls and
+ * 3 s of compiling for one rule that found nothing (jquery-ui's datepicker.js).
  */
 import type { NapiConfig, SgNode } from '@ast-grep/napi';
 import type { Steps } from '../../core/cooperative';
 
-/** Source bytes searched by one native call at most (but see MAX_FANOUT). */
-export const SLICE_BYTES = 32_000;
 /**
- * Children a large node is split into at most. Each native call compiles the rule again (0.1-2 ms
- * for the catalog's rules), so a node of thousands of small children (a module of many short
- * functions, one long function body) is searched in one call: split, the calls would cost more
- * than the search.
+ * A node larger than this is searched through its children (but see MAX_FANOUT). The service
+ * matches in an analysis thread (./match-pool.ts), so a native call of this size holds no
+ * request; it only delays the next budget check by a few tens of milliseconds.
  */
-export const MAX_FANOUT = 256;
+export const SLICE_BYTES = 128_000;
+/**
+ * Children a large node is split into at most: a node of more (a module of many functions, one
+ * long function body) is searched in one call, since splitting it would cost a compile per
+ * child. A 1 MB file of thousands of small functions is one call per rule either way.
+ */
+export const MAX_FANOUT = 16;
 
 const sizeOf = (node: SgNode): number => {
   const range = node.range();

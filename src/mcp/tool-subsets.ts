@@ -1,5 +1,5 @@
 /**
- * Which tools one MCP connection lists. All 86 operations make a schema of ~94 KB, which an agent
+ * Which tools one MCP connection lists. All 88 operations make a schema of ~98 KB, which an agent
  * pays for in every prompt although a reviewer agent needs a dozen. A client asks for a subset
  * by area (`?tools=reviews,findings`, `svc mcp --tools reviews,findings`), by a named profile
  * (`?profile=reviewer-agent`, `svc mcp --profile reviewer-agent`), or both (their union).

@@ -16,7 +16,9 @@ import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { createGitHubTestApp } from '../helpers/github-app';
 import { GitHubDouble } from '../helpers/github-double';
+import { pullRequestEvent } from '../helpers/pull-request-event';
 import { WEBHOOK_SECRET } from '../helpers/webhooks';
 
 const FEATURE = {
@@ -120,19 +122,7 @@ describe('autofix rounds on the local host', () => {
   let headers: Record<string, string>;
 
   const head = () => gitIn(repo, ['rev-parse', 'feature']).trim();
-  const event = (action: PullRequestEvent['action']): PullRequestEvent => ({
-    action,
-    installationId: 1,
-    repo: 'acme/api',
-    number: 1,
-    title: 'Add the runner',
-    draft: false,
-    merged: false,
-    headRef: 'feature',
-    headSha: head(),
-    baseRef: 'main',
-    author: 'octocat',
-  });
+  const event = (action: PullRequestEvent['action']) => pullRequestEvent({ action, headSha: head() });
   /** The agent's round: its `[autofix]` commit and its round comment (`svc comment`). */
   async function round(n: number, files: Record<string, string>): Promise<string> {
     const sha = commitOnFeature(repo, files, `Round ${n} of the review's fixes [autofix]`);
@@ -203,19 +193,8 @@ describe('autofix rounds on GitHub', () => {
   let headers: Record<string, string>;
 
   const sha = (ref: string) => gitIn(repo, ['rev-parse', ref]).trim();
-  const event = (action: PullRequestEvent['action']): PullRequestEvent => ({
-    action,
-    installationId: INSTALLATION,
-    repo: 'acme/api',
-    number: 1,
-    title: 'Add the runner',
-    draft: false,
-    merged: false,
-    headRef: 'feature',
-    headSha: sha('feature'),
-    baseRef: 'main',
-    author: 'octocat',
-  });
+  const event = (action: PullRequestEvent['action']) =>
+    pullRequestEvent({ action, installationId: INSTALLATION, headSha: sha('feature') });
   async function round(n: number, files: Record<string, string>): Promise<string> {
     const commit = commitOnFeature(repo, files, `[autofix] round ${n}`);
     double.addIssueComment('acme/api', 1, `## Autofix round ${n}\nverified: npm test`, 'coding-agent[bot]');
@@ -229,18 +208,7 @@ describe('autofix rounds on GitHub', () => {
     repo = featureRepo(makeReposDir());
     await double.seedFromGit('acme', 'api', repo, { installationId: INSTALLATION });
     double.addPullRequest('acme/api', { number: 1, title: 'Add the runner', base: 'main', head: 'feature' });
-    t = await createTestApp({
-      env: {
-        SVC_POLL_MS: '50',
-        GITHUB_APP_ID: String(APP_ID),
-        GITHUB_PRIVATE_KEY: privateKey,
-        GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
-        GITHUB_API_URL: double.url,
-      },
-      codeHosts: {
-        githubClient: { writeSpacingMs: 0, notificationSpacingMs: 0, serverErrorBackoffMs: 20 },
-      },
-    });
+    t = await createGitHubTestApp(double, { appId: APP_ID, privateKey, webhookSecret: WEBHOOK_SECRET });
     worker = new Worker(t.services.engine, { concurrency: 2 });
     await worker.start();
     headers = {

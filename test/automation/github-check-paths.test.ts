@@ -19,8 +19,9 @@ import {
 } from '../../src/core/checks';
 import { Worker } from '../../src/engine/worker';
 import { checkRuns, pullRequests, tasks, webhookDeliveries } from '../../src/storage/schema';
-import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
+import { bearer, createProject, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { createGitHubTestApp } from '../helpers/github-app';
 import { GitHubDouble } from '../helpers/github-double';
 import { deliver, WEBHOOK_SECRET, webhookExamples } from '../helpers/webhooks';
 
@@ -136,18 +137,7 @@ describe('GitHub: the check of every pushed head concludes', () => {
     double.addPullRequest('acme/api', { number: 2, title: 'Change 2', base: 'main', head: 'draft-change' });
     double.addPullRequest('acme/api', { number: 3, title: 'Change 3', base: 'main', head: 'off-change' });
     double.addPullRequest('acme/api', { number: 4, title: 'Change 4', base: 'main', head: 'paused-change' });
-    t = await createTestApp({
-      env: {
-        SVC_POLL_MS: '50',
-        GITHUB_APP_ID: String(APP_ID),
-        GITHUB_PRIVATE_KEY: privateKey,
-        GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
-        GITHUB_API_URL: double.url,
-      },
-      codeHosts: {
-        githubClient: { writeSpacingMs: 0, notificationSpacingMs: 0, serverErrorBackoffMs: 20 },
-      },
-    });
+    t = await createGitHubTestApp(double, { appId: APP_ID, privateKey, webhookSecret: WEBHOOK_SECRET });
     worker = new Worker(t.services.engine, { concurrency: 2 });
     await worker.start();
     const installation = example('installation', 'created');

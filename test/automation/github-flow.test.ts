@@ -10,8 +10,9 @@ import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Worker } from '../../src/engine/worker';
 import { findings, postedComments, pullRequests, tasks, webhookDeliveries } from '../../src/storage/schema';
-import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
+import { bearer, createProject, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { createGitHubTestApp } from '../helpers/github-app';
 import { GitHubDouble } from '../helpers/github-double';
 import { deliver, WEBHOOK_SECRET, webhookExamples } from '../helpers/webhooks';
 
@@ -109,23 +110,11 @@ describe('GitHub end to end', () => {
     await double.seedFromGit('acme', 'api', repo, { installationId: INSTALLATION });
     double.addPullRequest('acme/api', { number: 1, title: 'Add the runner', base: 'main', head: 'feature' });
 
-    t = await createTestApp({
-      env: {
-        SVC_POLL_MS: '50',
-        GITHUB_APP_ID: String(APP_ID),
-        GITHUB_PRIVATE_KEY: privateKey,
-        GITHUB_WEBHOOK_SECRET: WEBHOOK_SECRET,
-        GITHUB_API_URL: double.url,
-      },
-      codeHosts: {
-        githubClient: {
-          writeSpacingMs: 0,
-          notificationSpacingMs: 0,
-          serverErrorBackoffMs: 20,
-          maxRateLimitWaitMs: 2_000,
-        },
-      },
-    });
+    t = await createGitHubTestApp(
+      double,
+      { appId: APP_ID, privateKey, webhookSecret: WEBHOOK_SECRET },
+      { maxRateLimitWaitMs: 2_000 },
+    );
     worker = new Worker(t.services.engine, { concurrency: 2 });
     await worker.start();
   });

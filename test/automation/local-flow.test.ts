@@ -23,6 +23,7 @@ import { Worker } from '../../src/engine/worker';
 import { checkRuns, findings, plans, projects, tasks } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { pullRequestEvent } from '../helpers/pull-request-event';
 
 type CheckRecord = {
   id: string;
@@ -51,20 +52,8 @@ describe('pull request automation on the local host', () => {
   let headers: Record<string, string>;
 
   const head = () => gitIn(repo, ['rev-parse', 'feature']).trim();
-  const event = (over: Partial<PullRequestEvent> = {}): PullRequestEvent => ({
-    action: 'opened',
-    installationId: 1,
-    repo: 'acme/api',
-    number: 1,
-    title: 'Add the runner',
-    draft: false,
-    merged: false,
-    headRef: 'feature',
-    headSha: head(),
-    baseRef: 'main',
-    author: 'octocat',
-    ...over,
-  });
+  const event = (over: Partial<PullRequestEvent> = {}): PullRequestEvent =>
+    pullRequestEvent({ headSha: head(), ...over });
   const comment = (body: string, over: Partial<CommentEvent> = {}): CommentEvent => ({
     installationId: 1,
     repo: 'acme/api',

@@ -15,6 +15,7 @@ import { newId } from '../../src/storage/ids';
 import { findings, pullRequests, reviewResults, tasks } from '../../src/storage/schema';
 import { bearer, createProject, createTestApp, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { createGitHubTestApp } from '../helpers/github-app';
 import { GitHubDouble } from '../helpers/github-double';
 
 type Check = {
@@ -602,15 +603,10 @@ describe('scorecards on GitHub', () => {
     });
     await double.seedFromGit('acme', 'api', repo, { installationId: INSTALLATION });
     double.setBranchProtection('acme/api', 'main', { contexts: ['build'] });
-    t = await createTestApp({
-      env: {
-        SVC_POLL_MS: '50',
-        GITHUB_APP_ID: String(APP_ID),
-        GITHUB_PRIVATE_KEY: privateKey,
-        GITHUB_WEBHOOK_SECRET: 'scorecard-test-secret',
-        GITHUB_API_URL: double.url,
-      },
-      codeHosts: { githubClient: { writeSpacingMs: 0, notificationSpacingMs: 0, serverErrorBackoffMs: 20 } },
+    t = await createGitHubTestApp(double, {
+      appId: APP_ID,
+      privateKey,
+      webhookSecret: 'scorecard-test-secret',
     });
     worker = new Worker(t.services.engine, { concurrency: 2 });
     await worker.start();

@@ -14,10 +14,11 @@ import {
 } from '../../src/automation/triggers';
 import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { Worker } from '../../src/engine/worker';
-import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
+import { bearer, createProject, settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
 import { createGitHubTestApp } from '../helpers/github-app';
 import { GitHubDouble } from '../helpers/github-double';
+import { startLocalAutomation } from '../helpers/local-automation';
 import { pullRequestEvent } from '../helpers/pull-request-event';
 import { WEBHOOK_SECRET } from '../helpers/webhooks';
 
@@ -141,12 +142,7 @@ describe('autofix rounds on the local host', () => {
     const reposDir = makeReposDir();
     repo = featureRepo(reposDir);
     gitIn(repo, ['update-ref', 'refs/pull/1/head', 'feature']);
-    t = await createTestApp({ reposDir, env: { SVC_POLL_MS: '50' } });
-    worker = new Worker(t.services.engine, { concurrency: 2 });
-    await worker.start();
-    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/api') };
-    host = t.services.codeHosts.forInstallation(1) as LocalCodeHost;
-    deps = { db: t.services.db, engine: t.services.engine, codeHosts: t.services.codeHosts };
+    ({ t, worker, headers, host, deps } = await startLocalAutomation(reposDir));
   });
   afterAll(async () => {
     await worker?.stop();

@@ -19,10 +19,11 @@ import {
   SKIPPED_PROJECT_OFF_TITLE,
   SKIPPED_PULL_REQUEST_OFF_TITLE,
 } from '../../src/core/checks';
-import { Worker } from '../../src/engine/worker';
+import type { Worker } from '../../src/engine/worker';
 import { pullRequests } from '../../src/storage/schema';
-import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
+import { settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { startLocalAutomation } from '../helpers/local-automation';
 
 type CheckRecord = { id: string; head_sha: string; status: string; conclusion: string | null; title: string };
 
@@ -82,12 +83,7 @@ describe('local host: the check of every pushed head concludes', () => {
     gitIn(repo, ['symbolic-ref', 'refs/pull/1/head', 'refs/heads/feature']);
     gitIn(repo, ['symbolic-ref', 'refs/pull/2/head', 'refs/heads/off-change']);
     gitIn(repo, ['symbolic-ref', 'refs/pull/3/head', 'refs/heads/draft-change']);
-    t = await createTestApp({ reposDir, env: { SVC_POLL_MS: '50' } });
-    worker = new Worker(t.services.engine, { concurrency: 2 });
-    await worker.start();
-    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/api') };
-    host = t.services.codeHosts.forInstallation(1) as LocalCodeHost;
-    deps = { db: t.services.db, engine: t.services.engine, codeHosts: t.services.codeHosts };
+    ({ t, worker, headers, host, deps } = await startLocalAutomation(reposDir));
   });
   afterAll(async () => {
     await worker.stop();

@@ -19,10 +19,11 @@ import {
 } from '../../src/automation/triggers';
 import type { LocalCodeHost } from '../../src/codehost/local/local-host';
 import { SKIPPED_FILTERED_TITLE } from '../../src/core/checks';
-import { Worker } from '../../src/engine/worker';
+import type { Worker } from '../../src/engine/worker';
 import { checkRuns, findings, plans, projects, tasks } from '../../src/storage/schema';
-import { bearer, createProject, createTestApp, settleRuns, type TestApp } from '../helpers/app';
+import { settleRuns, type TestApp } from '../helpers/app';
 import { commitFiles, gitIn, makeRepo, makeReposDir } from '../helpers/git';
+import { startLocalAutomation } from '../helpers/local-automation';
 import { pullRequestEvent } from '../helpers/pull-request-event';
 
 type CheckRecord = {
@@ -83,12 +84,7 @@ describe('pull request automation on the local host', () => {
     });
     gitIn(repo, ['checkout', '-q', 'main']);
     gitIn(repo, ['update-ref', 'refs/pull/1/head', 'feature']);
-    t = await createTestApp({ reposDir, env: { SVC_POLL_MS: '50' } });
-    worker = new Worker(t.services.engine, { concurrency: 2 });
-    await worker.start();
-    headers = { ...bearer(t.workspaceKey), 'project-id': await createProject(t, 'acme/api') };
-    host = t.services.codeHosts.forInstallation(1) as LocalCodeHost;
-    deps = { db: t.services.db, engine: t.services.engine, codeHosts: t.services.codeHosts };
+    ({ t, worker, headers, host, deps } = await startLocalAutomation(reposDir));
   });
   afterAll(async () => {
     await worker.stop();
